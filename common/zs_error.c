@@ -1,0 +1,52 @@
+#include "zs_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const char *const messages[ZS_E__COUNT] = {
+    [ZS_OK] = "no error",
+    [ZS_E_USAGE] = "bad usage",
+    [ZS_E_IO] = "input/output error",
+    [ZS_E_NOMEM] = "out of memory",
+    [ZS_E_NOT_RECORDING] = "not a zeek-spy recording",
+    [ZS_E_FORMAT_VERSION] = "unsupported recording format version",
+    [ZS_E_CORRUPT] = "corrupt recording",
+    [ZS_E_TRUNCATED] = "truncated recording",
+    [ZS_E_NO_PROCESS] = "no such process",
+    [ZS_E_PERMISSION] = "permission denied",
+    [ZS_E_NOT_ZEEK] = "not a zeek process",
+    [ZS_E_UNSUPPORTED] = "unsupported zeek version",
+    [ZS_E_LAYOUT] = "bad layout",
+    [ZS_E_TARGET] = "target process error",
+    [ZS_E_CACHE] = "cache error",
+    [ZS_E_OUTPUT] = "cannot write output",
+};
+
+int zs_fail(zs_error *err, zs_code code, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->detail, sizeof err->detail, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const char *zs_code_message(zs_code code)
+{
+    if (code < 0 || code >= ZS_E__COUNT || !messages[code])
+        return "unknown error";
+    return messages[code];
+}
+
+void zs_error_print(const char *prog, const zs_error *err)
+{
+    fprintf(stderr, "%s: error: %s: %s\n", prog, zs_code_message(err->code), err->detail);
+}
+
+int zs_exit_status(const zs_error *err)
+{
+    return err->code == ZS_E_USAGE ? 2 : 1;
+}

@@ -1,0 +1,43 @@
+/* Errors: one code per failure kind, its message in one table (zs_error.c),
+ * a detail line filled where the failure happens, printed once at top level. */
+#ifndef ZS_ERROR_H
+#define ZS_ERROR_H
+
+typedef enum zs_code {
+    ZS_OK = 0,
+    ZS_E_USAGE,
+    ZS_E_IO,
+    ZS_E_NOMEM,
+    ZS_E_NOT_RECORDING,
+    ZS_E_FORMAT_VERSION,
+    ZS_E_CORRUPT,
+    ZS_E_TRUNCATED,
+    ZS_E_NO_PROCESS,
+    ZS_E_PERMISSION,
+    ZS_E_NOT_ZEEK,
+    ZS_E_UNSUPPORTED,
+    ZS_E_LAYOUT,
+    ZS_E_TARGET,
+    ZS_E_CACHE,
+    ZS_E_OUTPUT,
+    ZS_E__COUNT
+} zs_code;
+
+typedef struct zs_error {
+    zs_code code;
+    char detail[768];
+} zs_error;
+
+/* Records the failure and returns -1 so callers can `return zs_fail(...)`. */
+int zs_fail(zs_error *err, zs_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+const char *zs_code_message(zs_code code);
+
+/* "prog: error: <kind>: <detail>" on stderr, one line. */
+void zs_error_print(const char *prog, const zs_error *err);
+
+/* Process exit status for a failure kind (usage errors 2, the rest 1). */
+int zs_exit_status(const zs_error *err);
+
+#endif

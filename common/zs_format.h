@@ -1,0 +1,64 @@
+/* The recording format (spec: docs/recording-format.md). A recording is a
+ * series of independent zstd frames; decompressed and concatenated they hold
+ * an 8-byte magic, a varint format version, then records:
+ *     u8 type, varint payload length, payload
+ * A record never spans two frames, so a file cut anywhere loses only the
+ * frame being written. */
+#ifndef ZS_FORMAT_H
+#define ZS_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZS_MAGIC "ZSPYREC\n"
+enum { ZS_MAGIC_LEN = 8 };
+
+/* Bumped when a reader of the previous version would misread a file. Readers
+ * read every version up to their own; record types they do not know are
+ * skipped (and counted), so adding a record type needs no bump. */
+enum { ZS_FORMAT_VERSION = 1 };
+
+typedef enum zs_record_type {
+    ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
+    ZS_REC_PROCESS = 2,  /* varint pid, kv pairs: exe, build_id, zeek_version, layout, ... */
+    ZS_REC_STACK = 3,    /* varint id, varint pid, varint n, n x (varint func, varint stmt) */
+    ZS_REC_SAMPLE = 4,   /* varint dt_us since the previous sample, varint stack id */
+    ZS_REC_SNAPSHOT = 5, /* varint pid, varint address, varint length, bytes */
+    ZS_REC_EVENT = 6,    /* varint t_us, varint pid, varint kind, varint value, string */
+    ZS_REC_TRAILER = 7,  /* varint samples, varint skipped, varint end t_us */
+} zs_record_type;
+
+typedef enum zs_event_kind {
+    ZS_EV_TARGET_EXITED = 1, /* value: wait status */
+    ZS_EV_SKIPPED = 2,       /* value: sampling ticks that could not be taken */
+    ZS_EV_TORN = 3,          /* value: nonblocking reads rejected as torn */
+    ZS_EV_DEEP_STACK = 4,    /* value: samples whose stack was cut at the maximum depth */
+    ZS_EV_ATTACHED = 5,
+    ZS_EV_DETACHED = 6,
+    ZS_EV_SAMPLE_FAILED = 7, /* value: samples lost to a failed read */
+} zs_event_kind;
+
+/* One script frame as sampled: the Func and the statement or call expression
+ * whose location gives the line being executed. Addresses in the target. */
+typedef struct zs_frame {
+    uint64_t func;
+    uint64_t stmt;
+} zs_frame;
+
+/* Limits that keep hostile input bounded. */
+enum {
+    ZS_MAX_FRAMES = 1024,           /* frames per stack */
+    ZS_MAX_KV = 256,                /* pairs per header/process record */
+    ZS_MAX_FRAME_BYTES = 64 << 20,  /* decompressed bytes per zstd frame */
+    ZS_MAX_SNAPSHOT_BYTES = 1 << 20 /* one snapshot region */
+};
+
+typedef struct zs_kv {
+    const char *key;
+    const char *value;
+} zs_kv;
+
+/* Looks a key up in a kv list; NULL when absent. */
+const char *zs_kv_get(const zs_kv *items, size_t count, const char *key);
+
+#endif

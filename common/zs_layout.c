@@ -1,0 +1,258 @@
+#include "zs_layout.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The largest offset any sane build could have: Zeek's biggest object the
+ * profiler reads (Frame) is a few hundred bytes. */
+enum { OFFSET_MAX = 4096 };
+
+typedef enum { F_INT, F_SYMBOL, F_MODEL } field_type;
+
+typedef struct field {
+    const char *key;
+    size_t offset;
+    field_type type;
+} field;
+
+#define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT}
+#define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL}
+
+static const field fields[] = {
+    {"model", offsetof(zs_layout, model), F_MODEL},
+    SYM_FIELD(sym_call_stack),
+    SYM_FIELD(sym_frame_stack),
+    SYM_FIELD(sym_version),
+    SYM_FIELD(sym_network_time),
+    INT_FIELD(callinfo_size),
+    INT_FIELD(callinfo_call),
+    INT_FIELD(callinfo_func),
+    INT_FIELD(callinfo_frame),
+    INT_FIELD(frame_next_stmt),
+    INT_FIELD(frame_function),
+    INT_FIELD(obj_location),
+    INT_FIELD(location_filename),
+    INT_FIELD(location_first_line),
+    INT_FIELD(location_last_line),
+    INT_FIELD(func_kind),
+    INT_FIELD(func_kind_size),
+    INT_FIELD(func_kind_builtin),
+    INT_FIELD(func_name),
+    INT_FIELD(func_bodies),
+    INT_FIELD(body_size),
+    INT_FIELD(body_stmts),
+    INT_FIELD(vector_begin),
+    INT_FIELD(vector_end),
+    INT_FIELD(string_data),
+    INT_FIELD(string_size),
+};
+enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
+
+const char *zs_model_name(zs_model m)
+{
+    switch (m) {
+    case ZS_MODEL_FRAME_STACK: return "frame-stack";
+    case ZS_MODEL_CALLINFO_FRAME: return "callinfo-frame";
+    }
+    return "unknown";
+}
+
+static int model_from_name(const char *s, zs_model *m)
+{
+    if (!strcmp(s, "frame-stack"))
+        *m = ZS_MODEL_FRAME_STACK;
+    else if (!strcmp(s, "callinfo-frame"))
+        *m = ZS_MODEL_CALLINFO_FRAME;
+    else
+        return -1;
+    return 0;
+}
+
+static const field *find_field(const char *key)
+{
+    for (size_t i = 0; i < FIELD_COUNT; i++)
+        if (!strcmp(fields[i].key, key))
+            return &fields[i];
+    return NULL;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+static int parse_line(char *line, const char *source, int lineno, zs_layout *out,
+                      unsigned char *seen, zs_error *err)
+{
+    char *eq = strchr(line, '=');
+    if (!eq)
+        return zs_fail(err, ZS_E_LAYOUT, "%s:%d: expected 'key = value'", source, lineno);
+    *eq = '\0';
+    char *key = trim(line), *value = trim(eq + 1);
+    const field *f = find_field(key);
+    if (!f)
+        return zs_fail(err, ZS_E_LAYOUT, "%s:%d: unknown key '%s'", source, lineno, key);
+    size_t idx = (size_t)(f - fields);
+    if (seen[idx])
+        return zs_fail(err, ZS_E_LAYOUT, "%s:%d: key '%s' given twice", source, lineno, key);
+    seen[idx] = 1;
+    char *base = (char *)out + f->offset;
+    switch (f->type) {
+    case F_MODEL:
+        if (model_from_name(value, (zs_model *)base))
+            return zs_fail(err, ZS_E_LAYOUT,
+                           "%s:%d: unknown model '%s' (expected frame-stack or callinfo-frame)",
+                           source, lineno, value);
+        break;
+    case F_SYMBOL:
+        if (!strcmp(value, "-"))
+            value = "";
+        if (strlen(value) >= ZS_SYMBOL_MAX)
+            return zs_fail(err, ZS_E_LAYOUT, "%s:%d: symbol for '%s' too long", source, lineno, key);
+        strcpy(base, value);
+        break;
+    case F_INT: {
+        char *end;
+        errno = 0;
+        long v = strtol(value, &end, 0);
+        if (errno || end == value || *end)
+            return zs_fail(err, ZS_E_LAYOUT, "%s:%d: '%s' is not a number for '%s'", source,
+                           lineno, value, key);
+        if (v < 0 || v > OFFSET_MAX)
+            return zs_fail(err, ZS_E_LAYOUT, "%s:%d: %s = %ld is out of range (0..%d)", source,
+                           lineno, key, v, OFFSET_MAX);
+        *(int32_t *)base = (int32_t)v;
+        break;
+    }
+    }
+    return 0;
+}
+
+int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out,
+                    zs_error *err)
+{
+    unsigned char seen[FIELD_COUNT] = {0};
+    memset(out, 0, sizeof *out);
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return zs_fail(err, ZS_E_NOMEM, "%s: layout text", source);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    if (memchr(copy, '\0', len)) {
+        free(copy);
+        return zs_fail(err, ZS_E_LAYOUT, "%s: contains a NUL byte", source);
+    }
+
+    int rc = 0, lineno = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        if (!*trim(line))
+            continue;
+        if ((rc = parse_line(line, source, lineno, out, seen, err)))
+            break;
+    }
+    free(copy);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < FIELD_COUNT; i++)
+        if (!seen[i])
+            return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'", source, fields[i].key);
+    return zs_layout_check(out, source, err);
+}
+
+int zs_layout_load(const char *path, zs_layout *out, zs_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: %s", path, strerror(errno));
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    int toolong = !feof(f);
+    fclose(f);
+    if (toolong)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: too large for a layout file", path);
+    return zs_layout_parse(buf, n, path, out, err);
+}
+
+char *zs_layout_format(const zs_layout *l)
+{
+    size_t cap = 4096;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t n = (size_t)snprintf(s, cap, "# zeek-spy layout (key = value; offsets in bytes)\n");
+    for (size_t i = 0; i < FIELD_COUNT && n < cap; i++) {
+        const char *base = (const char *)l + fields[i].offset;
+        switch (fields[i].type) {
+        case F_MODEL:
+            n += (size_t)snprintf(s + n, cap - n, "%s = %s\n", fields[i].key,
+                                  zs_model_name(*(const zs_model *)base));
+            break;
+        case F_SYMBOL:
+            n += (size_t)snprintf(s + n, cap - n, "%s = %s\n", fields[i].key, *base ? base : "-");
+            break;
+        case F_INT:
+            n += (size_t)snprintf(s + n, cap - n, "%s = %d\n", fields[i].key,
+                                  *(const int32_t *)base);
+            break;
+        }
+    }
+    return s;
+}
+
+static int member_fits(int32_t off, int32_t width, int32_t size)
+{
+    return off >= 0 && width > 0 && off + width <= size;
+}
+
+int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
+{
+    if (l->model != ZS_MODEL_FRAME_STACK && l->model != ZS_MODEL_CALLINFO_FRAME)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: unknown model", source);
+    if (!l->sym_call_stack[0] || !l->sym_version[0])
+        return zs_fail(err, ZS_E_LAYOUT, "%s: sym_call_stack and sym_version are required", source);
+    if (l->model == ZS_MODEL_FRAME_STACK && !l->sym_frame_stack[0])
+        return zs_fail(err, ZS_E_LAYOUT, "%s: the frame-stack model needs sym_frame_stack", source);
+    if (l->callinfo_size < 8 || l->callinfo_size > 256)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: callinfo_size %d is absurd", source, l->callinfo_size);
+    int32_t ci_ptr = l->model == ZS_MODEL_FRAME_STACK ? l->callinfo_func : l->callinfo_frame;
+    if (!member_fits(l->callinfo_call, 8, l->callinfo_size) || !member_fits(ci_ptr, 8, l->callinfo_size))
+        return zs_fail(err, ZS_E_LAYOUT, "%s: CallInfo members lie outside callinfo_size %d",
+                       source, l->callinfo_size);
+    if (l->body_size < 8 || l->body_size > 256 || !member_fits(l->body_stmts, 8, l->body_size))
+        return zs_fail(err, ZS_E_LAYOUT, "%s: body_size %d / body_stmts %d are inconsistent",
+                       source, l->body_size, l->body_stmts);
+    if (l->func_kind_size != 1 && l->func_kind_size != 2 && l->func_kind_size != 4)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: func_kind_size must be 1, 2 or 4", source);
+    if (l->vector_begin == l->vector_end || l->string_data == l->string_size)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: vector/string members overlap", source);
+    if (l->location_first_line == l->location_last_line ||
+        l->location_filename == l->location_first_line)
+        return zs_fail(err, ZS_E_LAYOUT, "%s: Location members overlap", source);
+    return 0;
+}
+
+int zs_layout_equal(const zs_layout *a, const zs_layout *b)
+{
+    for (size_t i = 0; i < FIELD_COUNT; i++) {
+        const char *x = (const char *)a + fields[i].offset, *y = (const char *)b + fields[i].offset;
+        int same = fields[i].type == F_SYMBOL ? !strcmp(x, y)
+                 : fields[i].type == F_MODEL  ? *(const zs_model *)x == *(const zs_model *)y
+                                              : *(const int32_t *)x == *(const int32_t *)y;
+        if (!same)
+            return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,79 @@
+/* A layout says how to walk one Zeek build's interpreter objects: which model
+ * of the call stack it has (which pointers to follow) and the offsets and
+ * sizes of every member the profiler reads. Zeek-specific offsets live only
+ * here and in zs_layout_table.c; code asks the layout. */
+#ifndef ZS_LAYOUT_H
+#define ZS_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zs_error.h"
+
+typedef enum zs_model {
+    /* Zeek 3.0-8.0: call_stack of {call, func}, plus g_frame_stack whose
+     * innermost Frame's next_stmt gives the innermost line. */
+    ZS_MODEL_FRAME_STACK = 1,
+    /* Zeek 8.1+: call_stack of {call, frame}; every call has a Frame (on
+     * the target's C++ stack) with function and next_stmt. */
+    ZS_MODEL_CALLINFO_FRAME = 2,
+} zs_model;
+
+enum { ZS_SYMBOL_MAX = 128 };
+
+typedef struct zs_layout {
+    zs_model model;
+    char sym_call_stack[ZS_SYMBOL_MAX];
+    char sym_frame_stack[ZS_SYMBOL_MAX]; /* empty for ZS_MODEL_CALLINFO_FRAME */
+    char sym_version[ZS_SYMBOL_MAX];
+    char sym_network_time[ZS_SYMBOL_MAX];
+
+    int32_t callinfo_size;
+    int32_t callinfo_call;
+    int32_t callinfo_func;  /* frame-stack model */
+    int32_t callinfo_frame; /* callinfo-frame model */
+
+    int32_t frame_next_stmt;
+    int32_t frame_function; /* callinfo-frame model */
+
+    int32_t obj_location;
+    int32_t location_filename;
+    int32_t location_first_line;
+    int32_t location_last_line;
+
+    int32_t func_kind;
+    int32_t func_kind_size;
+    int32_t func_kind_builtin; /* the enum value that marks a BiF */
+    int32_t func_name;
+    int32_t func_bodies;
+    int32_t body_size;
+    int32_t body_stmts;
+
+    /* libstdc++: vector {begin, end, cap}, string {data, size, ...} */
+    int32_t vector_begin;
+    int32_t vector_end;
+    int32_t string_data;
+    int32_t string_size;
+} zs_layout;
+
+/* Finds the built-in layout for a Zeek version string ("6.0.3", "8.0.10-debug").
+ * Returns NULL when no built-in layout covers it. */
+const zs_layout *zs_layout_builtin(const char *zeek_version);
+
+/* Versions covered by the built-in table, for messages and --help. */
+void zs_layout_builtin_versions(char *buf, size_t size);
+
+/* Plain-text format: "key = value" lines, '#' comments. Every key required. */
+int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out, zs_error *err);
+int zs_layout_load(const char *path, zs_layout *out, zs_error *err);
+/* Returns a malloc'd text in the format zs_layout_parse reads. */
+char *zs_layout_format(const zs_layout *l);
+
+/* Offsets within sane bounds, sizes large enough for the members read. */
+int zs_layout_check(const zs_layout *l, const char *source, zs_error *err);
+
+int zs_layout_equal(const zs_layout *a, const zs_layout *b);
+
+const char *zs_model_name(zs_model m);
+
+#endif

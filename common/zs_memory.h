@@ -1,0 +1,21 @@
+/* The one interface through which interpreter objects are read: the live
+ * process at record time, the snapshot image at convert time. A read is
+ * all or nothing, so both sources give the resolver the same answers. */
+#ifndef ZS_MEMORY_H
+#define ZS_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct zs_memory {
+    /* 0 when all len bytes at addr were copied into buf, -1 otherwise. */
+    int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+    void *ctx;
+} zs_memory;
+
+static inline int zs_mem_read(const zs_memory *m, uint64_t addr, void *buf, size_t len)
+{
+    return m->read(m->ctx, addr, buf, len);
+}
+
+#endif

@@ -1,0 +1,371 @@
+#include "zs_reader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "zs_codec.h"
+
+struct zs_reader {
+    char *name;
+    FILE *file;            /* NULL when reading from memory */
+    const uint8_t *mem;
+    size_t mem_len;
+
+    ZSTD_DCtx *dctx;
+    uint8_t *in;
+    size_t in_cap;
+    ZSTD_inBuffer input;
+    uint64_t consumed;     /* file bytes handed to zstd and used */
+    int input_eof;
+
+    zs_buf frame;          /* decompressed bytes of the current frame */
+    uint64_t frame_offset; /* file offset where the current frame began */
+    size_t pos;            /* next record within frame */
+    int frame_complete;
+    int at_end;
+    int truncated;
+    uint64_t truncated_offset;
+
+    int seen_preamble;
+    int seen_header;
+    uint32_t version;
+    uint64_t t_us;
+    uint64_t skipped_records;
+
+    /* Scratch for the record being returned. */
+    zs_kv kv[ZS_MAX_KV];
+    zs_frame frames[ZS_MAX_FRAMES];
+    zs_buf strings;
+};
+
+static zs_reader *reader_new(const char *name, zs_error *err)
+{
+    zs_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx())) {
+        zs_fail(err, ZS_E_NOMEM, "%s: reader", name);
+        zs_reader_close(r);
+        return NULL;
+    }
+    /* Bound the decoder window so a hostile frame cannot make it allocate
+     * gigabytes. */
+    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 27);
+    return r;
+}
+
+static int check_zstd_magic(const uint8_t *p, size_t n, const char *name, zs_error *err)
+{
+    if (n == 0)
+        return zs_fail(err, ZS_E_NOT_RECORDING, "%s: empty file", name);
+    static const uint8_t magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    if (n < 4 || memcmp(p, magic, 4))
+        return zs_fail(err, ZS_E_NOT_RECORDING, "%s: offset 0: no zstd frame (not a recording)",
+                       name);
+    return 0;
+}
+
+zs_reader *zs_reader_open(const char *path, zs_error *err)
+{
+    zs_reader *r = reader_new(path, err);
+    if (!r)
+        return NULL;
+    r->file = fopen(path, "rb");
+    if (!r->file) {
+        zs_fail(err, errno == EACCES ? ZS_E_PERMISSION : ZS_E_IO, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    r->in_cap = ZSTD_DStreamInSize();
+    if (!(r->in = malloc(r->in_cap))) {
+        zs_fail(err, ZS_E_NOMEM, "%s: input buffer", path);
+        goto fail;
+    }
+    size_t n = fread(r->in, 1, r->in_cap, r->file);
+    if (ferror(r->file)) {
+        zs_fail(err, ZS_E_IO, "%s: read error", path);
+        goto fail;
+    }
+    if (check_zstd_magic(r->in, n, path, err))
+        goto fail;
+    r->input = (ZSTD_inBuffer){r->in, n, 0};
+    r->input_eof = n < r->in_cap;
+    return r;
+fail:
+    zs_reader_close(r);
+    return NULL;
+}
+
+zs_reader *zs_reader_open_memory(const void *data, size_t len, const char *name, zs_error *err)
+{
+    zs_reader *r = reader_new(name, err);
+    if (!r)
+        return NULL;
+    if (check_zstd_magic(data, len, name, err)) {
+        zs_reader_close(r);
+        return NULL;
+    }
+    r->input = (ZSTD_inBuffer){data, len, 0};
+    r->input_eof = 1;
+    return r;
+}
+
+static int refill(zs_reader *r, zs_error *err)
+{
+    if (r->input_eof || !r->file)
+        return 0;
+    size_t n = fread(r->in, 1, r->in_cap, r->file);
+    if (ferror(r->file))
+        return zs_fail(err, ZS_E_IO, "%s: offset %llu: read error", r->name,
+                       (unsigned long long)r->consumed);
+    r->input = (ZSTD_inBuffer){r->in, n, 0};
+    r->input_eof = n < r->in_cap;
+    return 0;
+}
+
+/* Decompresses the next whole zstd frame into r->frame. 1: a frame (maybe
+ * cut short, then r->truncated), 0: no more frames, -1: error. */
+static int load_frame(zs_reader *r, zs_error *err)
+{
+    r->frame.len = 0;
+    r->pos = 0;
+    r->frame_offset = r->consumed;
+    int started = 0;
+    for (;;) {
+        if (r->input.pos == r->input.size) {
+            if (refill(r, err))
+                return -1;
+            if (r->input.pos == r->input.size) {
+                if (!started)
+                    return 0;
+                r->truncated = 1;
+                r->truncated_offset = r->frame_offset;
+                return 1;
+            }
+        }
+        if (r->frame.cap - r->frame.len < ZSTD_DStreamOutSize()) {
+            if (r->frame.len + ZSTD_DStreamOutSize() > ZS_MAX_FRAME_BYTES)
+                return zs_fail(err, ZS_E_CORRUPT,
+                               "%s: offset %llu: zstd frame decompresses to more than %d MiB",
+                               r->name, (unsigned long long)r->frame_offset,
+                               ZS_MAX_FRAME_BYTES >> 20);
+            if (zs_buf_reserve(&r->frame, ZSTD_DStreamOutSize()))
+                return zs_fail(err, ZS_E_NOMEM, "%s: frame buffer", r->name);
+        }
+        ZSTD_outBuffer out = {r->frame.data, r->frame.cap, r->frame.len};
+        size_t before = r->input.pos;
+        size_t ret = ZSTD_decompressStream(r->dctx, &out, &r->input);
+        r->consumed += r->input.pos - before;
+        r->frame.len = out.pos;
+        started = 1;
+        if (ZSTD_isError(ret)) {
+            return zs_fail(err, ZS_E_CORRUPT, "%s: offset %llu: corrupt zstd frame: %s", r->name,
+                           (unsigned long long)r->frame_offset, ZSTD_getErrorName(ret));
+        }
+        if (ret == 0) {
+            r->frame_complete = 1;
+            return 1;
+        }
+    }
+}
+
+static int corrupt(zs_reader *r, const char *what, zs_error *err)
+{
+    return zs_fail(err, ZS_E_CORRUPT, "%s: offset %llu: %s (decompressed byte %zu of the frame)",
+                   r->name, (unsigned long long)r->frame_offset, what, r->pos);
+}
+
+static int read_preamble(zs_reader *r, zs_error *err)
+{
+    zs_cursor c = {r->frame.data, r->frame.data + r->frame.len};
+    const uint8_t *magic;
+    uint64_t version;
+    if (zs_get_bytes(&c, ZS_MAGIC_LEN, &magic) || memcmp(magic, ZS_MAGIC, ZS_MAGIC_LEN))
+        return zs_fail(err, ZS_E_NOT_RECORDING, "%s: offset 0: bad magic (not a zeek-spy recording)",
+                       r->name);
+    if (zs_get_varint(&c, &version))
+        return zs_fail(err, ZS_E_NOT_RECORDING, "%s: offset 0: no format version", r->name);
+    if (version == 0 || version > ZS_FORMAT_VERSION)
+        return zs_fail(err, ZS_E_FORMAT_VERSION,
+                       "%s: offset 0: format version %llu is newer than this converter reads (%d); "
+                       "upgrade zeek-spy",
+                       r->name, (unsigned long long)version, ZS_FORMAT_VERSION);
+    r->version = (uint32_t)version;
+    r->pos = (size_t)(c.p - r->frame.data);
+    r->seen_preamble = 1;
+    return 0;
+}
+
+/* Copies a length-prefixed string into r->strings; returns its offset. */
+static int take_string(zs_reader *r, zs_cursor *c, size_t *off)
+{
+    const char *s;
+    size_t n;
+    if (zs_get_string(c, &s, &n) || zs_buf_reserve(&r->strings, n + 1))
+        return -1;
+    *off = r->strings.len;
+    zs_put_bytes(&r->strings, s, n);
+    zs_put_u8(&r->strings, 0);
+    return 0;
+}
+
+static int decode_kv(zs_reader *r, zs_cursor *c, size_t *count)
+{
+    uint64_t n;
+    size_t offs[2 * ZS_MAX_KV];
+    if (zs_get_varint(c, &n) || n > ZS_MAX_KV)
+        return -1;
+    r->strings.len = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (take_string(r, c, &offs[i]))
+            return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *base = (const char *)r->strings.data;
+        r->kv[i] = (zs_kv){base + offs[2 * i], base + offs[2 * i + 1]};
+        if (memchr(r->kv[i].key, '\0', offs[2 * i + 1] - offs[2 * i] - 1))
+            return -1;
+    }
+    *count = n;
+    return 0;
+}
+
+static int get_u32(zs_cursor *c, uint32_t *v)
+{
+    uint64_t x;
+    if (zs_get_varint(c, &x) || x > UINT32_MAX)
+        return -1;
+    *v = (uint32_t)x;
+    return 0;
+}
+
+static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
+{
+    rec->type = type;
+    uint64_t n;
+    switch (type) {
+    case ZS_REC_HEADER:
+        rec->header.items = r->kv;
+        return decode_kv(r, c, &rec->header.count);
+    case ZS_REC_PROCESS:
+        rec->process.items = r->kv;
+        return get_u32(c, &rec->process.pid) || decode_kv(r, c, &rec->process.count);
+    case ZS_REC_STACK:
+        if (zs_get_varint(c, &rec->stack.id) || get_u32(c, &rec->stack.pid) ||
+            zs_get_varint(c, &n) || n > ZS_MAX_FRAMES)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            if (zs_get_varint(c, &r->frames[i].func) || zs_get_varint(c, &r->frames[i].stmt))
+                return -1;
+        rec->stack.nframes = n;
+        rec->stack.frames = r->frames;
+        return 0;
+    case ZS_REC_SAMPLE: {
+        uint64_t dt;
+        if (zs_get_varint(c, &dt) || zs_get_varint(c, &rec->sample.stack_id))
+            return -1;
+        r->t_us += dt;
+        rec->sample.t_us = r->t_us;
+        return 0;
+    }
+    case ZS_REC_SNAPSHOT:
+        if (get_u32(c, &rec->snapshot.pid) || zs_get_varint(c, &rec->snapshot.addr) ||
+            zs_get_varint(c, &n) || n > ZS_MAX_SNAPSHOT_BYTES ||
+            zs_get_bytes(c, n, &rec->snapshot.data))
+            return -1;
+        rec->snapshot.len = n;
+        return 0;
+    case ZS_REC_EVENT: {
+        size_t off;
+        if (zs_get_varint(c, &rec->event.t_us) || get_u32(c, &rec->event.pid) ||
+            get_u32(c, &rec->event.kind) || zs_get_varint(c, &rec->event.value))
+            return -1;
+        r->strings.len = 0;
+        if (take_string(r, c, &off))
+            return -1;
+        rec->event.message = (const char *)r->strings.data + off;
+        return 0;
+    }
+    case ZS_REC_TRAILER:
+        return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
+               zs_get_varint(c, &rec->trailer.t_us);
+    }
+    return 1; /* unknown type: skipped by the caller */
+}
+
+int zs_reader_next(zs_reader *r, zs_record *rec, zs_error *err)
+{
+    for (;;) {
+        if (r->at_end)
+            return 0;
+        if (r->pos >= r->frame.len) {
+            if (r->truncated) {
+                r->at_end = 1;
+                return 0;
+            }
+            int got = load_frame(r, err);
+            if (got < 0)
+                return -1;
+            if (got == 0) {
+                r->at_end = 1;
+                if (!r->seen_preamble)
+                    return zs_fail(err, ZS_E_NOT_RECORDING, "%s: no data", r->name);
+                return 0;
+            }
+            if (!r->seen_preamble && read_preamble(r, err))
+                return -1;
+            continue;
+        }
+
+        zs_cursor c = {r->frame.data + r->pos, r->frame.data + r->frame.len};
+        uint8_t type;
+        uint64_t len;
+        const uint8_t *payload;
+        if (zs_get_u8(&c, &type) || zs_get_varint(&c, &len) ||
+            zs_get_bytes(&c, (size_t)(len > SIZE_MAX ? SIZE_MAX : len), &payload)) {
+            if (r->truncated) { /* the cut-off end of the last frame */
+                r->at_end = 1;
+                return 0;
+            }
+            return corrupt(r, "record runs past the end of its zstd frame", err);
+        }
+        zs_cursor body = {payload, payload + len};
+        int rc = decode(r, type, &body, rec);
+        if (rc < 0)
+            return corrupt(r, "malformed record", err);
+        if (!r->seen_header && !(rc == 0 && type == ZS_REC_HEADER))
+            return corrupt(r, "first record is not a header", err);
+        r->pos = (size_t)(c.p - r->frame.data);
+        if (rc > 0) {
+            r->skipped_records++;
+            continue;
+        }
+        r->seen_header = 1;
+        rec->offset = r->frame_offset;
+        return 1;
+    }
+}
+
+int zs_reader_truncated(const zs_reader *r, uint64_t *frame_offset)
+{
+    if (frame_offset)
+        *frame_offset = r->truncated_offset;
+    return r->truncated;
+}
+
+uint32_t zs_reader_format_version(const zs_reader *r) { return r->version; }
+uint64_t zs_reader_skipped_records(const zs_reader *r) { return r->skipped_records; }
+const char *zs_reader_name(const zs_reader *r) { return r->name; }
+
+void zs_reader_close(zs_reader *r)
+{
+    if (!r)
+        return;
+    if (r->file)
+        fclose(r->file);
+    ZSTD_freeDCtx(r->dctx);
+    free(r->in);
+    zs_buf_free(&r->frame);
+    zs_buf_free(&r->strings);
+    free(r->name);
+    free(r);
+}

@@ -1,0 +1,224 @@
+#include "zs_resolver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PAGE = 4096, CHUNK = 64 };
+
+static uint64_t load_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static int32_t load_i32(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint64_t load_uint(const uint8_t *p, int size)
+{
+    switch (size) {
+    case 1: return p[0];
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: return load_u64(p);
+    }
+}
+
+static int read_ptr(const zs_memory *m, uint64_t addr, uint64_t *out)
+{
+    uint8_t b[8];
+    if (!addr || zs_mem_read(m, addr, b, 8))
+        return -1;
+    *out = load_u64(b);
+    return 0;
+}
+
+/* A NUL-terminated string of unknown length, read in chunks that never cross
+ * a page, so an unmapped page after a short string cannot fail the read. */
+static char *read_cstring(const zs_memory *m, uint64_t addr)
+{
+    char buf[ZS_MAX_STRING];
+    size_t n = 0;
+    if (!addr)
+        return NULL;
+    while (n < sizeof buf) {
+        uint64_t at = addr + n;
+        size_t len = CHUNK - (size_t)(at % CHUNK);
+        if (len > sizeof buf - n)
+            len = sizeof buf - n;
+        if (zs_mem_read(m, at, buf + n, len))
+            return NULL;
+        char *nul = memchr(buf + n, '\0', len);
+        if (nul)
+            return strdup(buf);
+        n += len;
+    }
+    return NULL; /* unterminated within the limit: not a file name */
+}
+
+static char *read_std_string(const zs_memory *m, const zs_layout *l, const uint8_t *obj)
+{
+    uint64_t data = load_u64(obj + l->string_data);
+    uint64_t size = load_u64(obj + l->string_size);
+    if (!data || size >= ZS_MAX_STRING)
+        return NULL;
+    char *s = malloc(size + 1);
+    if (!s)
+        return NULL;
+    if (zs_mem_read(m, data, s, size) || memchr(s, '\0', size)) {
+        free(s);
+        return NULL;
+    }
+    s[size] = '\0';
+    return s;
+}
+
+static int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs_location *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t loc;
+    if (read_ptr(m, obj + (uint64_t)l->obj_location, &loc) || !loc)
+        return -1;
+    /* One read for the whole Location, one snapshot region. */
+    int size = max3(l->location_filename + 8, l->location_first_line + 4, l->location_last_line + 4);
+    uint8_t b[4096 + 8];
+    if (zs_mem_read(m, loc, b, (size_t)size))
+        return -1;
+    out->first_line = load_i32(b + l->location_first_line);
+    out->last_line = load_i32(b + l->location_last_line);
+    out->file = read_cstring(m, load_u64(b + l->location_filename));
+    return out->file ? 0 : -1;
+}
+
+void zs_location_free(zs_location *loc)
+{
+    free(loc->file);
+    loc->file = NULL;
+}
+
+static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *func_bytes,
+                       zs_func_info *out)
+{
+    uint64_t begin = load_u64(func_bytes + l->func_bodies + l->vector_begin);
+    uint64_t end = load_u64(func_bytes + l->func_bodies + l->vector_end);
+    if (begin == end)
+        return 0;
+    if (end < begin || (end - begin) % (uint64_t)l->body_size ||
+        (end - begin) / (uint64_t)l->body_size > ZS_MAX_BODIES)
+        return -1;
+    size_t n = (size_t)((end - begin) / (uint64_t)l->body_size);
+    uint8_t *raw = malloc(end - begin);
+    out->bodies = calloc(n, sizeof *out->bodies);
+    if (!raw || !out->bodies || zs_mem_read(m, begin, raw, end - begin)) {
+        free(raw);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t stmts = load_u64(raw + i * (size_t)l->body_size + l->body_stmts);
+        if (stmts)
+            zs_resolve_location(m, l, stmts, &out->bodies[i]);
+    }
+    out->nbodies = n;
+    free(raw);
+    return 0;
+}
+
+int zs_resolve_func(const zs_memory *m, const zs_layout *l, uint64_t func, zs_func_info *out)
+{
+    memset(out, 0, sizeof *out);
+    int size = max3(l->func_name + 16, l->func_bodies + 16, l->func_kind + l->func_kind_size);
+    uint8_t b[4096 + 16];
+    if (!func || zs_mem_read(m, func, b, (size_t)size))
+        return -1;
+    out->builtin = load_uint(b + l->func_kind, l->func_kind_size) == (uint64_t)l->func_kind_builtin;
+    out->name = read_std_string(m, l, b + l->func_name);
+    if (!out->name || (!out->builtin && read_bodies(m, l, b, out))) {
+        zs_func_info_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void zs_func_info_free(zs_func_info *f)
+{
+    for (size_t i = 0; i < f->nbodies; i++)
+        zs_location_free(&f->bodies[i]);
+    free(f->bodies);
+    free(f->name);
+    memset(f, 0, sizeof *f);
+}
+
+/* An event or hook is one Func with several bodies; the running one is the
+ * body whose span contains the line being executed, in the same file. */
+static const zs_location *running_body(const zs_func_info *f, const zs_location *at)
+{
+    if (f->nbodies == 1)
+        return f->bodies[0].file ? &f->bodies[0] : NULL;
+    if (!at->file)
+        return NULL;
+    for (size_t i = 0; i < f->nbodies; i++) {
+        const zs_location *b = &f->bodies[i];
+        if (b->file && !strcmp(b->file, at->file) && b->first_line <= at->first_line &&
+            at->first_line <= b->last_line)
+            return b;
+    }
+    return NULL;
+}
+
+static char *format_string(const char *fmt, const char *a, const char *b, int n)
+{
+    int len = snprintf(NULL, 0, fmt, a, b, n);
+    char *s = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (s)
+        snprintf(s, (size_t)len + 1, fmt, a, b, n);
+    return s;
+}
+
+int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *frame,
+                     zs_frame_info *out)
+{
+    memset(out, 0, sizeof *out);
+    zs_func_info f;
+    if (zs_resolve_func(m, l, frame->func, &f)) {
+        char name[64];
+        snprintf(name, sizeof name, "[unresolved 0x%llx]", (unsigned long long)frame->func);
+        out->name = strdup(name);
+        out->file = strdup("");
+        out->unresolved = 1;
+        return out->name && out->file ? 0 : -1;
+    }
+    zs_location at = {0};
+    if (!f.builtin && frame->stmt)
+        zs_resolve_location(m, l, frame->stmt, &at);
+    const zs_location *body = f.builtin ? NULL : running_body(&f, &at);
+
+    if (body && f.nbodies > 1)
+        out->name = format_string("%s %s:%d", f.name, body->file, body->first_line);
+    else
+        out->name = strdup(f.name);
+    out->file = strdup(body ? body->file : "");
+    out->start_line = body ? body->first_line : 0;
+    out->line = at.file ? at.first_line : out->start_line;
+    zs_location_free(&at);
+    zs_func_info_free(&f);
+    if (!out->name || !out->file) {
+        zs_frame_info_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void zs_frame_info_free(zs_frame_info *f)
+{
+    free(f->name);
+    free(f->file);
+    memset(f, 0, sizeof *f);
+}

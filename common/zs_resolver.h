@@ -1,0 +1,51 @@
+/* Turns raw addresses into names, files and lines by walking Zeek's objects
+ * through a zs_memory. Written once for both stages: the recorder runs it on
+ * the live process through the capturing reader (so every byte it needs lands
+ * in the recording), the converter on the snapshot image. */
+#ifndef ZS_RESOLVER_H
+#define ZS_RESOLVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zs_format.h"
+#include "zs_layout.h"
+#include "zs_memory.h"
+
+enum { ZS_MAX_BODIES = 1024, ZS_MAX_STRING = 4096 };
+
+typedef struct zs_location {
+    char *file; /* NULL when the object has no location */
+    int first_line;
+    int last_line;
+} zs_location;
+
+typedef struct zs_func_info {
+    char *name;
+    int builtin;
+    size_t nbodies;
+    zs_location *bodies;
+} zs_func_info;
+
+/* What a frame is in the profile. */
+typedef struct zs_frame_info {
+    char *name;      /* "HTTP::parse", "http_reply base/protocols/http/main.zeek:120" */
+    char *file;      /* "" for BiFs and unresolved frames */
+    int start_line;  /* first line of the running body */
+    int line;        /* line being executed */
+    int unresolved;  /* the Func could not be read from the memory source */
+} zs_frame_info;
+
+/* 0, or -1 when the object cannot be read (out is then empty). */
+int zs_resolve_func(const zs_memory *m, const zs_layout *l, uint64_t func, zs_func_info *out);
+int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs_location *out);
+void zs_func_info_free(zs_func_info *f);
+void zs_location_free(zs_location *loc);
+
+/* Always fills out (unresolved frames get "[unresolved 0x...]"); -1 on
+ * out-of-memory only. */
+int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *frame,
+                     zs_frame_info *out);
+void zs_frame_info_free(zs_frame_info *f);
+
+#endif

@@ -1,0 +1,259 @@
+#include "zs_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "zs_codec.h"
+
+/* Flushing early keeps the buffer from ever growing on the sampling path. */
+enum { FLUSH_AT = 256 << 10, INITIAL_CAP = 1 << 20, ZSTD_LEVEL = 3 };
+
+struct zs_writer {
+    int fd;
+    char *path;
+    zs_buf buf;
+    zs_buf out;
+    ZSTD_CCtx *cctx;
+    uint64_t last_t_us;
+    uint64_t written; /* bytes of complete frames on disk */
+};
+
+zs_writer *zs_writer_create(const char *path, uid_t uid, gid_t gid, zs_error *err)
+{
+    zs_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        zs_fail(err, ZS_E_NOMEM, "%s: writer", path);
+        return NULL;
+    }
+    w->fd = -1;
+    w->path = strdup(path);
+    w->cctx = ZSTD_createCCtx();
+    if (!w->path || !w->cctx || zs_buf_reserve(&w->buf, INITIAL_CAP)) {
+        zs_fail(err, ZS_E_NOMEM, "%s: writer buffers", path);
+        goto fail;
+    }
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+    if (w->fd < 0) {
+        zs_fail(err, errno == EACCES || errno == EPERM ? ZS_E_PERMISSION : ZS_E_OUTPUT,
+                "%s: %s%s", path, strerror(errno),
+                errno == EEXIST ? " (refusing to overwrite an existing file)" : "");
+        goto fail;
+    }
+    if ((int)uid >= 0 && fchown(w->fd, uid, gid) != 0) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: cannot give the file to uid %d: %s", path, (int)uid,
+                strerror(errno));
+        unlink(path);
+        goto fail;
+    }
+    zs_put_bytes(&w->buf, ZS_MAGIC, ZS_MAGIC_LEN);
+    zs_put_varint(&w->buf, ZS_FORMAT_VERSION);
+    return w;
+fail:
+    zs_writer_abandon(w);
+    return NULL;
+}
+
+/* Every record: type, payload length, payload. The payload is encoded after
+ * a length slot of maximum width, then moved down once its size is known. */
+static size_t begin_record(zs_writer *w, zs_record_type type)
+{
+    zs_put_u8(&w->buf, (uint8_t)type);
+    size_t at = w->buf.len;
+    w->buf.len += ZS_VARINT_MAX;
+    return at;
+}
+
+static void end_record(zs_writer *w, size_t at)
+{
+    size_t payload = w->buf.len - at - ZS_VARINT_MAX;
+    uint8_t len[ZS_VARINT_MAX];
+    zs_buf tmp = {len, 0, sizeof len};
+    zs_put_varint(&tmp, payload);
+    memcpy(w->buf.data + at, len, tmp.len);
+    memmove(w->buf.data + at + tmp.len, w->buf.data + at + ZS_VARINT_MAX, payload);
+    w->buf.len = at + tmp.len + payload;
+}
+
+static int reserve(zs_writer *w, size_t n, zs_error *err)
+{
+    if (zs_buf_reserve(&w->buf, n + 1 + ZS_VARINT_MAX))
+        return zs_fail(err, ZS_E_NOMEM, "%s: record buffer", w->path);
+    return 0;
+}
+
+static int maybe_flush(zs_writer *w, zs_error *err)
+{
+    return w->buf.len >= FLUSH_AT ? zs_writer_flush(w, err) : 0;
+}
+
+static int put_kv(zs_writer *w, const zs_kv *items, size_t count, zs_error *err)
+{
+    zs_put_varint(&w->buf, count);
+    for (size_t i = 0; i < count; i++)
+        if (zs_put_string(&w->buf, items[i].key) || zs_put_string(&w->buf, items[i].value))
+            return zs_fail(err, ZS_E_NOMEM, "%s: record buffer", w->path);
+    return 0;
+}
+
+int zs_writer_header(zs_writer *w, const zs_kv *items, size_t count, zs_error *err)
+{
+    if (reserve(w, 2 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_HEADER);
+    if (put_kv(w, items, count, err))
+        return -1;
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_process(zs_writer *w, uint32_t pid, const zs_kv *items, size_t count, zs_error *err)
+{
+    if (reserve(w, 3 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_PROCESS);
+    zs_put_varint(&w->buf, pid);
+    if (put_kv(w, items, count, err))
+        return -1;
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_stack(zs_writer *w, uint64_t id, uint32_t pid, const zs_frame *frames, size_t n,
+                    zs_error *err)
+{
+    if (reserve(w, (3 + 2 * n) * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_STACK);
+    zs_put_varint(&w->buf, id);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, n);
+    for (size_t i = 0; i < n; i++) {
+        zs_put_varint(&w->buf, frames[i].func);
+        zs_put_varint(&w->buf, frames[i].stmt);
+    }
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, zs_error *err)
+{
+    if (reserve(w, 2 * ZS_VARINT_MAX, err))
+        return -1;
+    uint64_t dt = t_us >= w->last_t_us ? t_us - w->last_t_us : 0;
+    w->last_t_us += dt;
+    size_t at = begin_record(w, ZS_REC_SAMPLE);
+    zs_put_varint(&w->buf, dt);
+    zs_put_varint(&w->buf, stack_id);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *data, size_t len,
+                       zs_error *err)
+{
+    if (len > ZS_MAX_SNAPSHOT_BYTES)
+        return zs_fail(err, ZS_E_USAGE, "snapshot region of %zu bytes is too large", len);
+    if (reserve(w, 3 * ZS_VARINT_MAX + len, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_SNAPSHOT);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, addr);
+    zs_put_varint(&w->buf, len);
+    zs_put_bytes(&w->buf, data, len);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kind, uint64_t value,
+                    const char *message, zs_error *err)
+{
+    if (reserve(w, 4 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_EVENT);
+    zs_put_varint(&w->buf, t_us);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, kind);
+    zs_put_varint(&w->buf, value);
+    if (zs_put_string(&w->buf, message ? message : ""))
+        return zs_fail(err, ZS_E_NOMEM, "%s: record buffer", w->path);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int zs_writer_flush(zs_writer *w, zs_error *err)
+{
+    if (w->buf.len == 0)
+        return 0;
+    size_t bound = ZSTD_compressBound(w->buf.len);
+    w->out.len = 0;
+    if (zs_buf_reserve(&w->out, bound))
+        return zs_fail(err, ZS_E_NOMEM, "%s: compression buffer", w->path);
+    size_t n = ZSTD_compress2(w->cctx, w->out.data, bound, w->buf.data, w->buf.len);
+    if (ZSTD_isError(n))
+        return zs_fail(err, ZS_E_OUTPUT, "%s: zstd: %s", w->path, ZSTD_getErrorName(n));
+    if (write_all(w->fd, w->out.data, n)) {
+        int e = errno;
+        /* Cut the partial frame off so the file stays a valid recording. */
+        if (ftruncate(w->fd, (off_t)w->written) == 0)
+            lseek(w->fd, (off_t)w->written, SEEK_SET);
+        return zs_fail(err, ZS_E_OUTPUT, "%s: write failed at offset %llu: %s", w->path,
+                       (unsigned long long)w->written, strerror(e ? e : ENOSPC));
+    }
+    w->written += n;
+    w->buf.len = 0;
+    return 0;
+}
+
+int zs_writer_close(zs_writer *w, uint64_t samples, uint64_t skipped, uint64_t end_t_us,
+                    zs_error *err)
+{
+    int rc = reserve(w, 3 * ZS_VARINT_MAX, err);
+    if (rc == 0) {
+        size_t at = begin_record(w, ZS_REC_TRAILER);
+        zs_put_varint(&w->buf, samples);
+        zs_put_varint(&w->buf, skipped);
+        zs_put_varint(&w->buf, end_t_us);
+        end_record(w, at);
+        rc = zs_writer_flush(w, err);
+    }
+    if (rc == 0 && fsync(w->fd) != 0 && errno != EINVAL)
+        rc = zs_fail(err, ZS_E_OUTPUT, "%s: fsync: %s", w->path, strerror(errno));
+    zs_writer_abandon(w);
+    return rc;
+}
+
+void zs_writer_abandon(zs_writer *w)
+{
+    if (!w)
+        return;
+    if (w->fd >= 0)
+        close(w->fd);
+    ZSTD_freeCCtx(w->cctx);
+    zs_buf_free(&w->buf);
+    zs_buf_free(&w->out);
+    free(w->path);
+    free(w);
+}
+
+uint64_t zs_writer_bytes_written(const zs_writer *w) { return w->written; }
+const char *zs_writer_path(const zs_writer *w) { return w->path; }

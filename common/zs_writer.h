@@ -1,0 +1,40 @@
+/* Appends records to a recording. Records collect in memory and go to disk
+ * as one zstd frame per zs_writer_flush (the recorder flushes every second),
+ * so a killed recorder loses at most the unflushed part. */
+#ifndef ZS_WRITER_H
+#define ZS_WRITER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "zs_error.h"
+#include "zs_format.h"
+
+typedef struct zs_writer zs_writer;
+
+/* Creates PATH (never an existing file, never through a symlink), mode 0640.
+ * uid/gid >= 0 chowns the file (a recorder run through sudo). */
+zs_writer *zs_writer_create(const char *path, uid_t uid, gid_t gid, zs_error *err);
+
+int zs_writer_header(zs_writer *w, const zs_kv *items, size_t count, zs_error *err);
+int zs_writer_process(zs_writer *w, uint32_t pid, const zs_kv *items, size_t count, zs_error *err);
+int zs_writer_stack(zs_writer *w, uint64_t id, uint32_t pid, const zs_frame *frames, size_t n,
+                    zs_error *err);
+/* t_us: microseconds since the recording's start; must not go backwards. */
+int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, zs_error *err);
+int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *data, size_t len,
+                       zs_error *err);
+int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kind, uint64_t value,
+                    const char *message, zs_error *err);
+/* Writes everything buffered as one complete zstd frame. */
+int zs_writer_flush(zs_writer *w, zs_error *err);
+/* Writes the trailer, flushes and closes; frees w even on failure. */
+int zs_writer_close(zs_writer *w, uint64_t samples, uint64_t skipped, uint64_t end_t_us,
+                    zs_error *err);
+/* Closes without a trailer (after a write error). */
+void zs_writer_abandon(zs_writer *w);
+
+uint64_t zs_writer_bytes_written(const zs_writer *w);
+const char *zs_writer_path(const zs_writer *w);
+
+#endif

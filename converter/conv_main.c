@@ -1,0 +1,269 @@
+/* zeek-spy-convert: the command line. The work is in conv_*.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_cache.h"
+#include "conv_folded.h"
+#include "conv_output.h"
+#include "conv_pprof.h"
+#include "conv_profile.h"
+#include "conv_read.h"
+#include "conv_summary.h"
+#include "zs_format.h"
+#include "zs_version.h"
+
+static const char PROG[] = "zeek-spy-convert";
+
+typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY } out_format;
+
+typedef struct options {
+    out_format format;
+    const char *output;
+    size_t top;
+    const char *cache_path;
+    int no_cache;
+    int quiet;
+    int verbose;
+    conv_filter filter;
+    char **recordings;
+    int nrecordings;
+} options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: %s [options] RECORDING... \n"
+            "Resolve zeek-spy recordings into a profile.\n\n"
+            "  -o, --output FILE     where to write (default: profile.pb.gz for pprof,\n"
+            "                        profile.folded for folded, stdout for summary; - is stdout)\n"
+            "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary\n"
+            "      --top N           rows in the summary (default 20, 0 = all)\n"
+            "      --pid PID         only samples of this process (repeatable)\n"
+            "      --from SECONDS    only samples at or after this offset into the recording\n"
+            "      --to SECONDS      only samples before this offset\n"
+            "      --cache PATH      sqlite cache (default $XDG_CACHE_HOME/zeek-spy/cache.sqlite)\n"
+            "      --no-cache        neither read nor write the cache\n"
+            "  -q, --quiet           no warnings or progress\n"
+            "  -v, --verbose         more detail on stderr\n"
+            "  -V, --version         print the version\n"
+            "  -h, --help            this help\n",
+            PROG);
+}
+
+static int parse_count(const char *opt, const char *s, uint64_t max, uint64_t *out, zs_error *err)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v > max)
+        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number in 0..%" PRIu64, opt, s, max);
+    *out = v;
+    return 0;
+}
+
+static int parse_seconds(const char *opt, const char *s, int64_t *us, zs_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0 && v < 1e9))
+        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number of seconds", opt, s);
+    *us = (int64_t)(v * 1e6);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options *o, zs_error *err)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, 0, 'o'}, {"format", required_argument, 0, 'f'},
+        {"top", required_argument, 0, 1},      {"pid", required_argument, 0, 2},
+        {"from", required_argument, 0, 3},     {"to", required_argument, 0, 4},
+        {"cache", required_argument, 0, 5},    {"no-cache", no_argument, 0, 6},
+        {"quiet", no_argument, 0, 'q'},        {"verbose", no_argument, 0, 'v'},
+        {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    uint64_t n;
+    int c;
+    o->top = 20;
+    o->filter.from_us = o->filter.to_us = -1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:f:qvVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o->output = optarg; break;
+        case 'f':
+            if (!strcmp(optarg, "pprof")) o->format = FORMAT_PPROF;
+            else if (!strcmp(optarg, "folded")) o->format = FORMAT_FOLDED;
+            else if (!strcmp(optarg, "summary")) o->format = FORMAT_SUMMARY;
+            else return zs_fail(err, ZS_E_USAGE, "--format: '%s' is not pprof, folded or summary", optarg);
+            break;
+        case 1:
+            if (parse_count("--top", optarg, 1000000, &n, err)) return -1;
+            o->top = (size_t)n;
+            break;
+        case 2: {
+            if (parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
+            uint32_t *p = realloc(o->filter.pids, (o->filter.npids + 1) * sizeof *p);
+            if (!p) return zs_fail(err, ZS_E_NOMEM, "--pid");
+            p[o->filter.npids++] = (uint32_t)n;
+            o->filter.pids = p;
+            break;
+        }
+        case 3: if (parse_seconds("--from", optarg, &o->filter.from_us, err)) return -1; break;
+        case 4: if (parse_seconds("--to", optarg, &o->filter.to_us, err)) return -1; break;
+        case 5: o->cache_path = optarg; break;
+        case 6: o->no_cache = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'v': o->verbose = 1; break;
+        case 'V': printf("%s %s (recording format %d)\n", PROG, ZS_RECORDER_VERSION, ZS_FORMAT_VERSION); exit(0);
+        case 'h': usage(stdout); exit(0);
+        case ':': return zs_fail(err, ZS_E_USAGE, "option %s needs a value", argv[optind - 1]);
+        default: return zs_fail(err, ZS_E_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
+        }
+    }
+    if (o->filter.from_us >= 0 && o->filter.to_us >= 0 && o->filter.to_us <= o->filter.from_us)
+        return zs_fail(err, ZS_E_USAGE, "--to must be after --from");
+    o->recordings = argv + optind;
+    o->nrecordings = argc - optind;
+    if (o->nrecordings < 1)
+        return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
+    if (!o->output)
+        o->output = o->format == FORMAT_PPROF ? "profile.pb.gz"
+                  : o->format == FORMAT_FOLDED ? "profile.folded" : "-";
+    return 0;
+}
+
+static int filtered(const options *o)
+{
+    return o->filter.npids || o->filter.from_us >= 0 || o->filter.to_us >= 0;
+}
+
+static void warn_about(const options *o, const char *path, const conv_read_report *rep,
+                       const conv_profile *p)
+{
+    if (o->quiet)
+        return;
+    if (rep->truncated)
+        fprintf(stderr,
+                "%s: warning: %s: the last zstd frame (offset %" PRIu64 ") is cut short; "
+                "recovered %" PRIu64 " samples\n",
+                PROG, path, rep->truncated_at, rep->samples);
+    else if (!rep->has_trailer)
+        fprintf(stderr, "%s: warning: %s: no trailer (the recorder did not finish); recovered %" PRIu64
+                " samples\n", PROG, path, rep->samples);
+    if (p->meta.unresolved)
+        fprintf(stderr, "%s: warning: %s: %" PRIu64 " samples have frames missing from the snapshot "
+                "(shown as [unresolved 0x...])\n", PROG, path, p->meta.unresolved);
+}
+
+/* One recording's profile: from the cache when it has it, else read,
+ * resolved and stored. */
+static int profile_of(const options *o, conv_cache *cache, const char *path, conv_profile **out,
+                      zs_error *err)
+{
+    char key[256];
+    int use_cache = cache && !filtered(o);
+    if (use_cache) {
+        if (conv_recording_key(path, key, sizeof key, err))
+            return -1;
+        int hit = conv_cache_load(cache, key, out, err);
+        if (hit > 0) {
+            if (o->verbose)
+                fprintf(stderr, "%s: %s: served from the cache %s\n", PROG, path, conv_cache_path(cache));
+            return 0;
+        }
+        if (hit < 0) {
+            if (!o->quiet)
+                fprintf(stderr, "%s: warning: cache: %s\n", PROG, err->detail);
+            err->code = ZS_OK;
+            use_cache = 0;
+        }
+    }
+    conv_read_report rep;
+    if (conv_read_recording(path, &o->filter, out, &rep, err))
+        return -1;
+    warn_about(o, path, &rep, *out);
+    if (use_cache && conv_cache_store(cache, key, *out, err)) {
+        if (!o->quiet)
+            fprintf(stderr, "%s: warning: cache: %s\n", PROG, err->detail);
+        err->code = ZS_OK;
+    }
+    return 0;
+}
+
+static int write_output(const options *o, const conv_profile *p, zs_error *err)
+{
+    if (o->format == FORMAT_PPROF)
+        return conv_write_pprof(p, o->output, err);
+    conv_output out;
+    if (conv_output_open(&out, o->output, err))
+        return -1;
+    int rc = o->format == FORMAT_FOLDED ? conv_write_folded(p, out.file)
+                                        : conv_write_summary(p, o->top, out.file);
+    if (rc) {
+        conv_output_discard(&out);
+        return zs_fail(err, ZS_E_OUTPUT, "%s: write error", o->output);
+    }
+    return conv_output_commit(&out, err);
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    zs_error err = {0};
+    conv_cache *cache = NULL;
+    conv_profile *all = NULL;
+    int failures = 0, status = 1;
+
+    if (parse_args(argc, argv, &o, &err))
+        goto out;
+    if (!o.no_cache && !(cache = conv_cache_open(o.cache_path, &err))) {
+        if (!o.quiet)
+            fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
+        err.code = ZS_OK;
+    }
+    if (!(all = conv_profile_new())) {
+        zs_fail(&err, ZS_E_NOMEM, "profile");
+        goto out;
+    }
+    for (int i = 0; i < o.nrecordings; i++) {
+        conv_profile *one = NULL;
+        if (profile_of(&o, cache, o.recordings[i], &one, &err)) {
+            if (o.nrecordings == 1)
+                goto out;
+            /* A bad part among several is named and the rest converted. */
+            zs_error_print(PROG, &err);
+            err.code = ZS_OK;
+            failures++;
+            continue;
+        }
+        int rc = conv_profile_merge(all, one);
+        conv_profile_free(one);
+        if (rc) {
+            zs_fail(&err, ZS_E_NOMEM, "merging %s", o.recordings[i]);
+            goto out;
+        }
+    }
+    if (failures == o.nrecordings) {
+        zs_fail(&err, ZS_E_USAGE, "no recording could be read");
+        goto out;
+    }
+    if (!o.quiet && filtered(&o) && all->meta.samples == 0)
+        fprintf(stderr, "%s: warning: no samples match the --pid/--from/--to filter; the profile is empty\n", PROG);
+    if (write_output(&o, all, &err))
+        goto out;
+    if (!o.quiet && strcmp(o.output, "-"))
+        fprintf(stderr, "%s: wrote %s (%" PRIu64 " samples, %zu stacks, %zu functions)\n", PROG,
+                o.output, all->meta.samples, all->nstacks, all->nfunctions);
+    status = failures ? 1 : 0;
+out:
+    if (err.code)
+        zs_error_print(PROG, &err);
+    conv_profile_free(all);
+    conv_cache_close(cache);
+    free(o.filter.pids);
+    return status && err.code == ZS_E_USAGE ? 2 : status;
+}

@@ -1,0 +1,421 @@
+#include "conv_pprof.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+
+/* pprof stores every string once and refers to it by index. Profiles have
+ * thousands of function and file names, hence the hash table. */
+typedef struct strtab {
+    char **strs;
+    size_t n, cap;
+    uint32_t *slots; /* index + 1, 0 = empty; open addressing */
+    size_t nslots;   /* power of two, kept at <= 50 % load */
+} strtab;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int strtab_rehash(strtab *t)
+{
+    size_t nslots = t->nslots ? t->nslots * 2 : 1024;
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = hash_str(t->strs[i]) & (nslots - 1);
+        while (slots[j])
+            j = (j + 1) & (nslots - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    return 0;
+}
+
+/* Index of s in the table, adding a copy if new; NULL is "" (index 0 once
+ * "" is interned first). -1 on no memory. */
+static int64_t intern(strtab *t, const char *s)
+{
+    if (!s)
+        s = "";
+    if (2 * (t->n + 1) > t->nslots && strtab_rehash(t))
+        return -1;
+    size_t mask = t->nslots - 1, j = hash_str(s) & mask;
+    for (; t->slots[j]; j = (j + 1) & mask)
+        if (!strcmp(t->strs[t->slots[j] - 1], s))
+            return t->slots[j] - 1;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        char **strs = realloc(t->strs, cap * sizeof *strs);
+        if (!strs)
+            return -1;
+        t->strs = strs;
+        t->cap = cap;
+    }
+    if (!(t->strs[t->n] = strdup(s)))
+        return -1;
+    t->slots[j] = (uint32_t)++t->n;
+    return (int64_t)t->n - 1;
+}
+
+static int64_t intern_fmt(strtab *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int64_t intern_fmt(strtab *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (!s)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    int64_t i = intern(t, s);
+    free(s);
+    return i;
+}
+
+static void strtab_free(strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->slots);
+}
+
+/* Everything the Profile message points into: protobuf-c messages hold
+ * pointers, so each repeated field is one array of messages plus one array
+ * of pointers to them, all released by build_free. */
+typedef struct build {
+    strtab st;
+    Perftools__Profiles__Profile prof;
+    Perftools__Profiles__ValueType types[2], period_type;
+    Perftools__Profiles__ValueType *type_ptrs[2];
+    Perftools__Profiles__Function *funcs, **func_ptrs;
+    Perftools__Profiles__Location *locs, **loc_ptrs;
+    Perftools__Profiles__Line *lines, **line_ptrs;
+    Perftools__Profiles__Sample *samples, **sample_ptrs;
+    Perftools__Profiles__Label *labels, **label_ptrs;
+    uint64_t *location_ids;
+    int64_t *values;
+    int64_t comments[4];
+} build;
+
+static void build_free(build *b)
+{
+    strtab_free(&b->st);
+    free(b->funcs);
+    free(b->func_ptrs);
+    free(b->locs);
+    free(b->loc_ptrs);
+    free(b->lines);
+    free(b->line_ptrs);
+    free(b->samples);
+    free(b->sample_ptrs);
+    free(b->labels);
+    free(b->label_ptrs);
+    free(b->location_ids);
+    free(b->values);
+}
+
+/* A stack or location naming a missing entry would make pprof reject the
+ * whole file; better to say so here. */
+static int check_indexes(const conv_profile *p)
+{
+    for (size_t i = 0; i < p->nlocations; i++)
+        if (p->locations[i].function >= p->nfunctions)
+            return -1;
+    for (size_t i = 0; i < p->nstacks; i++)
+        for (uint32_t k = 0; k < p->stacks[i].nlocs; k++)
+            if (p->stacks[i].locs[k] >= p->nlocations)
+                return -1;
+    return 0;
+}
+
+static int add_comments(build *b, const conv_meta *m)
+{
+    size_t n = 0;
+    int64_t c;
+    if (m->zeek_version) {
+        if ((c = intern_fmt(&b->st, "zeek version: %s", m->zeek_version)) < 0)
+            return -1;
+        b->comments[n++] = c;
+    }
+    if (m->host) {
+        if ((c = intern_fmt(&b->st, "host: %s", m->host)) < 0)
+            return -1;
+        b->comments[n++] = c;
+    }
+    if (m->recorder_version) {
+        if ((c = intern_fmt(&b->st, "recorder: zeek-spy %s", m->recorder_version)) < 0)
+            return -1;
+        b->comments[n++] = c;
+    }
+    c = intern_fmt(&b->st, "samples: %llu, skipped ticks: %llu, unresolved: %llu",
+                   (unsigned long long)m->samples, (unsigned long long)m->skipped,
+                   (unsigned long long)m->unresolved);
+    if (c < 0)
+        return -1;
+    b->comments[n++] = c;
+    b->prof.comment = b->comments;
+    b->prof.n_comment = n;
+    return 0;
+}
+
+static int add_functions(build *b, const conv_profile *p)
+{
+    size_t n = p->nfunctions;
+    b->funcs = calloc(n ? n : 1, sizeof *b->funcs);
+    b->func_ptrs = calloc(n ? n : 1, sizeof *b->func_ptrs);
+    if (!b->funcs || !b->func_ptrs)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const conv_function *f = &p->functions[i];
+        Perftools__Profiles__Function *pf = &b->funcs[i];
+        perftools__profiles__function__init(pf);
+        pf->id = i + 1;
+        pf->name = pf->system_name = intern(&b->st, f->name);
+        pf->filename = intern(&b->st, f->file);
+        pf->start_line = f->start_line;
+        if (pf->name < 0 || pf->filename < 0)
+            return -1;
+        b->func_ptrs[i] = pf;
+    }
+    b->prof.function = b->func_ptrs;
+    b->prof.n_function = n;
+    return 0;
+}
+
+static int add_locations(build *b, const conv_profile *p)
+{
+    size_t n = p->nlocations;
+    b->locs = calloc(n ? n : 1, sizeof *b->locs);
+    b->loc_ptrs = calloc(n ? n : 1, sizeof *b->loc_ptrs);
+    b->lines = calloc(n ? n : 1, sizeof *b->lines);
+    b->line_ptrs = calloc(n ? n : 1, sizeof *b->line_ptrs);
+    if (!b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        perftools__profiles__line__init(&b->lines[i]);
+        b->lines[i].function_id = (uint64_t)p->locations[i].function + 1;
+        b->lines[i].line = p->locations[i].line;
+        b->line_ptrs[i] = &b->lines[i];
+        perftools__profiles__location__init(&b->locs[i]);
+        b->locs[i].id = i + 1;
+        b->locs[i].line = &b->line_ptrs[i];
+        b->locs[i].n_line = 1;
+        b->loc_ptrs[i] = &b->locs[i];
+    }
+    b->prof.location = b->loc_ptrs;
+    b->prof.n_location = n;
+    return 0;
+}
+
+static int add_samples(build *b, const conv_profile *p)
+{
+    size_t n = p->nstacks, nids = 0;
+    for (size_t i = 0; i < n; i++)
+        nids += p->stacks[i].nlocs;
+    int64_t pid_key = intern(&b->st, "pid");
+    b->samples = calloc(n ? n : 1, sizeof *b->samples);
+    b->sample_ptrs = calloc(n ? n : 1, sizeof *b->sample_ptrs);
+    b->labels = calloc(n ? n : 1, sizeof *b->labels);
+    b->label_ptrs = calloc(n ? n : 1, sizeof *b->label_ptrs);
+    b->location_ids = calloc(nids ? nids : 1, sizeof *b->location_ids);
+    b->values = calloc(n ? 2 * n : 1, sizeof *b->values);
+    if (pid_key < 0 || !b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs ||
+        !b->location_ids || !b->values)
+        return -1;
+    uint64_t *ids = b->location_ids;
+    for (size_t i = 0; i < n; i++) {
+        const conv_stack *s = &p->stacks[i];
+        Perftools__Profiles__Sample *ps = &b->samples[i];
+        perftools__profiles__sample__init(ps);
+        /* The profile keeps the outermost frame first, pprof the leaf. */
+        for (uint32_t k = 0; k < s->nlocs; k++)
+            ids[k] = (uint64_t)s->locs[s->nlocs - 1 - k] + 1;
+        ps->location_id = ids;
+        ps->n_location_id = s->nlocs;
+        ids += s->nlocs;
+        ps->value = &b->values[2 * i];
+        ps->value[0] = (int64_t)s->count;
+        ps->value[1] = (int64_t)s->count * p->meta.period_ns;
+        ps->n_value = 2;
+        if (s->pid) {
+            perftools__profiles__label__init(&b->labels[i]);
+            b->labels[i].key = pid_key;
+            b->labels[i].num = s->pid;
+            b->label_ptrs[i] = &b->labels[i];
+            ps->label = &b->label_ptrs[i];
+            ps->n_label = 1;
+        }
+        b->sample_ptrs[i] = ps;
+    }
+    b->prof.sample = b->sample_ptrs;
+    b->prof.n_sample = n;
+    return 0;
+}
+
+static int build_profile(build *b, const conv_profile *p)
+{
+    perftools__profiles__profile__init(&b->prof);
+    int64_t empty = intern(&b->st, ""), samples = intern(&b->st, "samples"),
+            count = intern(&b->st, "count"), cpu = intern(&b->st, "cpu"),
+            ns = intern(&b->st, "nanoseconds");
+    if (empty != 0 || samples < 0 || count < 0 || cpu < 0 || ns < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        perftools__profiles__value_type__init(&b->types[i]);
+        b->type_ptrs[i] = &b->types[i];
+    }
+    b->types[0].type = samples;
+    b->types[0].unit = count;
+    b->types[1].type = cpu;
+    b->types[1].unit = ns;
+    b->prof.sample_type = b->type_ptrs;
+    b->prof.n_sample_type = 2;
+    b->prof.default_sample_type = samples;
+    perftools__profiles__value_type__init(&b->period_type);
+    b->period_type.type = cpu;
+    b->period_type.unit = ns;
+    b->prof.period_type = &b->period_type;
+    b->prof.period = p->meta.period_ns;
+    b->prof.time_nanos = p->meta.start_wall_ns;
+    b->prof.duration_nanos = p->meta.duration_ns;
+    if (add_functions(b, p) || add_locations(b, p) || add_samples(b, p) ||
+        add_comments(b, &p->meta))
+        return -1;
+    /* Interning is over: the table can no longer move. */
+    b->prof.string_table = b->st.strs;
+    b->prof.n_string_table = b->st.n;
+    return 0;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        data += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The pprof format is gzip on disk (deflate with a gzip wrapper). */
+static int write_gzip(int fd, const uint8_t *data, size_t len, const char *path, zs_error *err)
+{
+    z_stream z = {0};
+    uint8_t out[64 << 10];
+    int rc = 0, flush;
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return zs_fail(err, ZS_E_OUTPUT, "%s: cannot start gzip compression", path);
+    z.next_in = (uint8_t *)data;
+    do {
+        z.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
+        len -= z.avail_in;
+        flush = len ? Z_NO_FLUSH : Z_FINISH;
+        do {
+            z.next_out = out;
+            z.avail_out = sizeof out;
+            if (deflate(&z, flush) == Z_STREAM_ERROR) {
+                rc = zs_fail(err, ZS_E_OUTPUT, "%s: gzip compression failed", path);
+                goto out;
+            }
+            if (write_all(fd, out, sizeof out - z.avail_out)) {
+                rc = zs_fail(err, ZS_E_OUTPUT, "%s: write: %s", path, strerror(errno));
+                goto out;
+            }
+        } while (z.avail_out == 0);
+    } while (flush != Z_FINISH);
+out:
+    deflateEnd(&z);
+    return rc;
+}
+
+int conv_write_pprof(const conv_profile *p, const char *path, zs_error *err)
+{
+    build b = {0};
+    uint8_t *packed = NULL;
+    char *tmp = NULL;
+    int fd = -1, rc = -1;
+
+    if (check_indexes(p)) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: the profile refers to a missing function or location", path);
+        goto out;
+    }
+    if (build_profile(&b, p)) {
+        zs_fail(err, ZS_E_NOMEM, "%s: building the pprof profile", path);
+        goto out;
+    }
+    size_t len = perftools__profiles__profile__get_packed_size(&b.prof);
+    if (!(packed = malloc(len ? len : 1)) || !(tmp = malloc(strlen(path) + sizeof ".tmp.XXXXXX"))) {
+        zs_fail(err, ZS_E_NOMEM, "%s: encoding the pprof profile", path);
+        goto out;
+    }
+    perftools__profiles__profile__pack(&b.prof, packed);
+
+    /* A temp file next to path, renamed over it once complete: an
+     * interrupted run leaves the previous profile intact. */
+    strcpy(tmp, path);
+    strcat(tmp, ".tmp.XXXXXX");
+    if ((fd = mkstemp(tmp)) < 0) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: cannot create a temporary file: %s", path, strerror(errno));
+        free(tmp);
+        tmp = NULL;
+        goto out;
+    }
+    /* mkstemp makes the file 0600; a profile gets the usual mode. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: chmod: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (write_gzip(fd, packed, len, path, err))
+        goto out;
+    if (fsync(fd) != 0) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: fsync: %s", path, strerror(errno));
+        goto out;
+    }
+    int c = close(fd);
+    fd = -1;
+    if (c != 0) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: close: %s", path, strerror(errno));
+        goto out;
+    }
+    if (rename(tmp, path) != 0) {
+        zs_fail(err, ZS_E_OUTPUT, "%s: cannot replace it: %s", path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc && tmp)
+        unlink(tmp);
+    free(tmp);
+    free(packed);
+    build_free(&b);
+    return rc;
+}

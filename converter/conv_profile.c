@@ -1,0 +1,279 @@
+#include "conv_profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Open-addressing tables of indexes (+1, 0 = empty) into the profile's arrays. */
+typedef struct table {
+    uint32_t *slots;
+    size_t cap; /* power of two */
+} table;
+
+typedef struct index {
+    table functions, locations, stacks;
+} index_t;
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+static const uint64_t HASH_SEED = 14695981039346656037ULL;
+
+static uint64_t hash_function(const char *name, const char *file, int start_line)
+{
+    uint64_t h = hash_bytes(HASH_SEED, name, strlen(name) + 1);
+    h = hash_bytes(h, file, strlen(file) + 1);
+    return hash_bytes(h, &start_line, sizeof start_line);
+}
+
+static uint64_t hash_location(uint32_t function, int line)
+{
+    return hash_bytes(hash_bytes(HASH_SEED, &function, 4), &line, sizeof line);
+}
+
+static uint64_t hash_stack(uint32_t pid, const uint32_t *locs, uint32_t n)
+{
+    return hash_bytes(hash_bytes(HASH_SEED, &pid, 4), locs, n * sizeof *locs);
+}
+
+static uint64_t hash_of(const conv_profile *p, int kind, uint32_t i)
+{
+    switch (kind) {
+    case 0: return hash_function(p->functions[i].name, p->functions[i].file, p->functions[i].start_line);
+    case 1: return hash_location(p->locations[i].function, p->locations[i].line);
+    default: return hash_stack(p->stacks[i].pid, p->stacks[i].locs, p->stacks[i].nlocs);
+    }
+}
+
+/* Grows t to hold more than n entries at <= 50 % load. */
+static int table_grow(table *t, const conv_profile *p, int kind, size_t n)
+{
+    if (t->cap >= 2 * (n + 1))
+        return 0;
+    size_t cap = t->cap ? t->cap : 64;
+    while (cap < 2 * (n + 1))
+        cap *= 2;
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t s = 0; s < t->cap; s++) {
+        if (!t->slots[s])
+            continue;
+        size_t j = hash_of(p, kind, t->slots[s] - 1) & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[s];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return 0;
+}
+
+static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *a = realloc(*arr, c * elem);
+    if (!a)
+        return -1;
+    *arr = a;
+    *cap = c;
+    return 0;
+}
+
+conv_profile *conv_profile_new(void)
+{
+    conv_profile *p = calloc(1, sizeof *p);
+    if (p && !(p->index = calloc(1, sizeof(index_t)))) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void conv_profile_free(conv_profile *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nfunctions; i++) {
+        free(p->functions[i].name);
+        free(p->functions[i].file);
+    }
+    for (size_t i = 0; i < p->nstacks; i++)
+        free(p->stacks[i].locs);
+    free(p->functions);
+    free(p->locations);
+    free(p->stacks);
+    index_t *ix = p->index;
+    if (ix) {
+        free(ix->functions.slots);
+        free(ix->locations.slots);
+        free(ix->stacks.slots);
+        free(ix);
+    }
+    free(p->meta.zeek_version);
+    free(p->meta.host);
+    free(p->meta.recorder_version);
+    free(p);
+}
+
+int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line)
+{
+    index_t *ix = p->index;
+    if (!file)
+        file = "";
+    if (table_grow(&ix->functions, p, 0, p->nfunctions))
+        return -1;
+    size_t mask = ix->functions.cap - 1, j = hash_function(name, file, start_line) & mask;
+    for (; ix->functions.slots[j]; j = (j + 1) & mask) {
+        const conv_function *f = &p->functions[ix->functions.slots[j] - 1];
+        if (f->start_line == start_line && !strcmp(f->name, name) && !strcmp(f->file, file))
+            return ix->functions.slots[j] - 1;
+    }
+    if (grow_array((void **)&p->functions, &p->functions_cap, p->nfunctions, sizeof *p->functions))
+        return -1;
+    conv_function f = {strdup(name), strdup(file), start_line};
+    if (!f.name || !f.file) {
+        free(f.name);
+        free(f.file);
+        return -1;
+    }
+    p->functions[p->nfunctions] = f;
+    ix->functions.slots[j] = (uint32_t)++p->nfunctions;
+    return (int64_t)p->nfunctions - 1;
+}
+
+int64_t conv_profile_location(conv_profile *p, uint32_t function, int line)
+{
+    index_t *ix = p->index;
+    if (table_grow(&ix->locations, p, 1, p->nlocations))
+        return -1;
+    size_t mask = ix->locations.cap - 1, j = hash_location(function, line) & mask;
+    for (; ix->locations.slots[j]; j = (j + 1) & mask) {
+        const conv_location *l = &p->locations[ix->locations.slots[j] - 1];
+        if (l->function == function && l->line == line)
+            return ix->locations.slots[j] - 1;
+    }
+    if (grow_array((void **)&p->locations, &p->locations_cap, p->nlocations, sizeof *p->locations))
+        return -1;
+    p->locations[p->nlocations] = (conv_location){function, line};
+    ix->locations.slots[j] = (uint32_t)++p->nlocations;
+    return (int64_t)p->nlocations - 1;
+}
+
+int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
+                           uint64_t count)
+{
+    index_t *ix = p->index;
+    if (table_grow(&ix->stacks, p, 2, p->nstacks))
+        return -1;
+    size_t mask = ix->stacks.cap - 1, j = hash_stack(pid, locs, nlocs) & mask;
+    for (; ix->stacks.slots[j]; j = (j + 1) & mask) {
+        conv_stack *s = &p->stacks[ix->stacks.slots[j] - 1];
+        if (s->pid == pid && s->nlocs == nlocs && !memcmp(s->locs, locs, nlocs * sizeof *locs)) {
+            s->count += count;
+            return 0;
+        }
+    }
+    if (grow_array((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof *p->stacks))
+        return -1;
+    uint32_t *copy = malloc((nlocs ? nlocs : 1) * sizeof *copy);
+    if (!copy)
+        return -1;
+    memcpy(copy, locs, nlocs * sizeof *locs);
+    p->stacks[p->nstacks] = (conv_stack){pid, nlocs, copy, count};
+    ix->stacks.slots[j] = (uint32_t)++p->nstacks;
+    return 0;
+}
+
+int conv_set_string(char **s, const char *v)
+{
+    char *copy = v ? strdup(v) : NULL;
+    if (v && !copy)
+        return -1;
+    free(*s);
+    *s = copy;
+    return 0;
+}
+
+/* "a" + "b" -> "a, b"; equal values stay as they are. */
+int conv_append_unique(char **dst, const char *src)
+{
+    if (!src || (*dst && strstr(*dst, src)))
+        return 0;
+    if (!*dst)
+        return conv_set_string(dst, src);
+    size_t n = strlen(*dst) + strlen(src) + 3;
+    char *s = malloc(n);
+    if (!s)
+        return -1;
+    strcpy(s, *dst);
+    strcat(s, ", ");
+    strcat(s, src);
+    free(*dst);
+    *dst = s;
+    return 0;
+}
+
+static int merge_meta(conv_meta *d, const conv_meta *s, int first)
+{
+    if (conv_append_unique(&d->zeek_version, s->zeek_version) || conv_append_unique(&d->host, s->host) ||
+        conv_append_unique(&d->recorder_version, s->recorder_version))
+        return -1;
+    if (first || (s->start_wall_ns && s->start_wall_ns < d->start_wall_ns)) {
+        int64_t end = d->start_wall_ns + d->duration_ns;
+        d->start_wall_ns = s->start_wall_ns;
+        if (!first)
+            d->duration_ns = end - d->start_wall_ns;
+    }
+    int64_t s_end = s->start_wall_ns + s->duration_ns;
+    if (first || s_end > d->start_wall_ns + d->duration_ns)
+        d->duration_ns = s_end - d->start_wall_ns;
+    if (!d->period_ns)
+        d->period_ns = s->period_ns;
+    d->samples += s->samples;
+    d->skipped += s->skipped;
+    d->unresolved += s->unresolved;
+    d->torn += s->torn;
+    return 0;
+}
+
+int conv_profile_merge(conv_profile *dst, const conv_profile *src)
+{
+    int first = dst->meta.samples == 0 && dst->nstacks == 0;
+    uint32_t *map = malloc((src->nlocations ? src->nlocations : 1) * sizeof *map);
+    uint32_t *locs = NULL;
+    int rc = -1;
+    if (!map)
+        return -1;
+    for (size_t i = 0; i < src->nlocations; i++) {
+        const conv_location *l = &src->locations[i];
+        const conv_function *f = &src->functions[l->function];
+        int64_t fi = conv_profile_function(dst, f->name, f->file, f->start_line);
+        int64_t li = fi < 0 ? -1 : conv_profile_location(dst, (uint32_t)fi, l->line);
+        if (li < 0)
+            goto out;
+        map[i] = (uint32_t)li;
+    }
+    for (size_t i = 0; i < src->nstacks; i++) {
+        const conv_stack *s = &src->stacks[i];
+        free(locs);
+        if (!(locs = malloc((s->nlocs ? s->nlocs : 1) * sizeof *locs)))
+            goto out;
+        for (uint32_t k = 0; k < s->nlocs; k++)
+            locs[k] = map[s->locs[k]];
+        if (conv_profile_add_stack(dst, s->pid, locs, s->nlocs, s->count))
+            goto out;
+    }
+    rc = merge_meta(&dst->meta, &src->meta, first);
+out:
+    free(locs);
+    free(map);
+    return rc;
+}

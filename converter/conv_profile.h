@@ -1,0 +1,76 @@
+/* The converter's resolved, aggregated profile: what every output format
+ * (pprof, folded, summary) and the sqlite cache work from. Functions and
+ * locations are interned; a stack is a list of location ids. Nothing here
+ * grows with the number of samples, only with distinct stacks. */
+#ifndef CONV_PROFILE_H
+#define CONV_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct conv_function {
+    char *name;      /* "HTTP::parse", "connection_state_remove base/.../main.zeek:329" */
+    char *file;      /* "" for BiFs, unresolved frames and empty_call_stack */
+    int start_line;
+} conv_function;
+
+typedef struct conv_location {
+    uint32_t function; /* index into functions */
+    int line;
+} conv_location;
+
+typedef struct conv_stack {
+    uint32_t pid;
+    uint32_t nlocs;
+    uint32_t *locs;  /* location indexes, OUTERMOST first */
+    uint64_t count;  /* samples */
+} conv_stack;
+
+/* Facts about the recording(s), for output comments and the summary. */
+typedef struct conv_meta {
+    char *zeek_version;      /* "3.0.1"; several joined with ", " when merged */
+    char *host;
+    char *recorder_version;
+    int64_t start_wall_ns;   /* unix time of the first sample's recording start */
+    int64_t duration_ns;     /* span covered by samples */
+    int64_t period_ns;       /* sampling period: 1e9 / rate */
+    uint64_t samples;
+    uint64_t skipped;        /* ticks the recorder could not take */
+    uint64_t unresolved;     /* samples with at least one [unresolved] frame */
+    uint64_t torn;           /* nonblocking reads rejected */
+} conv_meta;
+
+typedef struct conv_profile conv_profile;
+struct conv_profile {
+    conv_function *functions;
+    size_t nfunctions, functions_cap;
+    conv_location *locations;
+    size_t nlocations, locations_cap;
+    conv_stack *stacks;
+    size_t nstacks, stacks_cap;
+    conv_meta meta;
+    void *index; /* private intern tables (conv_profile.c) */
+};
+
+/* The pseudo-function of samples taken with an empty script call stack. */
+#define CONV_EMPTY_STACK "empty_call_stack"
+
+conv_profile *conv_profile_new(void);
+void conv_profile_free(conv_profile *p);
+
+/* Interning: the same content always gives the same index. -1 on no memory. */
+int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line);
+int64_t conv_profile_location(conv_profile *p, uint32_t function, int line);
+/* Adds count samples to the stack (pid, locs), merging with an equal one. */
+int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
+                           uint64_t count);
+
+/* Adds every stack of src into dst (re-interning), and merges src's meta. */
+int conv_profile_merge(conv_profile *dst, const conv_profile *src);
+
+/* Sets *s to a malloc'd copy of v (NULL stays NULL); 0 or -1. */
+int conv_set_string(char **s, const char *v);
+/* Appends ", v" to *s unless v is already in it (NULL v: nothing); 0 or -1. */
+int conv_append_unique(char **s, const char *v);
+
+#endif

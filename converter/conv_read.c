@@ -1,0 +1,325 @@
+#include "conv_read.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "zs_image.h"
+#include "zs_layout.h"
+#include "zs_reader.h"
+#include "zs_resolver.h"
+
+/* Bumped whenever resolution or naming changes, so old cache entries are not
+ * served for a converter that would now produce different output. */
+#define RESOLVER_GENERATION "r1"
+
+/* Stack ids are dense from 0 in a recording; this bounds a hostile one. */
+enum { MAX_STACK_ID = 1 << 24 };
+
+typedef struct raw_stack {
+    uint32_t pid;
+    uint32_t nframes;
+    zs_frame *frames;
+    uint64_t count;
+    int defined;
+} raw_stack;
+
+typedef struct process {
+    uint32_t pid;
+    zs_layout layout;
+    int has_layout;
+    zs_image *image;
+} process;
+
+typedef struct reading {
+    const char *path;
+    const conv_filter *filter;
+    raw_stack *stacks;
+    size_t nstacks;
+    process *procs;
+    size_t nprocs;
+    conv_profile *profile;
+    uint64_t first_us, last_us;
+    int any_sample;
+} reading;
+
+int conv_recording_key(const char *path, char *key, size_t size, zs_error *err)
+{
+    struct stat st;
+    zs_record rec;
+    zs_reader *r = zs_reader_open(path, err);
+    if (!r)
+        return -1;
+    int rc = zs_reader_next(r, &rec, err);
+    if (rc == 0)
+        rc = zs_fail(err, ZS_E_NOT_RECORDING, "%s: no header", path);
+    if (rc > 0) {
+        const char *id = zs_kv_get(rec.header.items, rec.header.count, "recording_id");
+        if (stat(path, &st) != 0)
+            rc = zs_fail(err, ZS_E_IO, "%s: cannot stat", path);
+        else
+            rc = snprintf(key, size, "%s:%s:%lld", RESOLVER_GENERATION, id ? id : "?",
+                          (long long)st.st_size) < (int)size ? 0 : -1;
+    }
+    zs_reader_close(r);
+    return rc < 0 ? -1 : 0;
+}
+
+static process *find_process(reading *rd, uint32_t pid, int create)
+{
+    for (size_t i = 0; i < rd->nprocs; i++)
+        if (rd->procs[i].pid == pid)
+            return &rd->procs[i];
+    if (!create)
+        return NULL;
+    process *p = realloc(rd->procs, (rd->nprocs + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    rd->procs = p;
+    p = &rd->procs[rd->nprocs];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    if (!(p->image = zs_image_new()))
+        return NULL;
+    rd->nprocs++;
+    return p;
+}
+
+static int set_header(reading *rd, const zs_record *rec, zs_error *err)
+{
+    conv_meta *m = &rd->profile->meta;
+    const zs_kv *kv = rec->header.items;
+    size_t n = rec->header.count;
+    const char *wall = zs_kv_get(kv, n, "start_wall_ns");
+    const char *rate = zs_kv_get(kv, n, "rate_hz");
+    if (conv_set_string(&m->host, zs_kv_get(kv, n, "host")) ||
+        conv_set_string(&m->recorder_version, zs_kv_get(kv, n, "recorder_version")))
+        return zs_fail(err, ZS_E_NOMEM, "%s: header", rd->path);
+    m->start_wall_ns = wall ? strtoll(wall, NULL, 10) : 0;
+    double hz = rate ? strtod(rate, NULL) : 0;
+    if (!(hz > 0 && hz <= 1e6))
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": header has no valid rate_hz",
+                       rd->path, rec->offset);
+    m->period_ns = (int64_t)(1e9 / hz);
+    return 0;
+}
+
+static int add_process(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->process.pid, 1);
+    if (!p)
+        return zs_fail(err, ZS_E_NOMEM, "%s: process table", rd->path);
+    const char *layout = zs_kv_get(rec->process.items, rec->process.count, "layout");
+    const char *version = zs_kv_get(rec->process.items, rec->process.count, "zeek_version");
+    if (conv_append_unique(&rd->profile->meta.zeek_version, version))
+        return zs_fail(err, ZS_E_NOMEM, "%s: header", rd->path);
+    if (!layout)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": process %u has no layout",
+                       rd->path, rec->offset, rec->process.pid);
+    char source[512];
+    snprintf(source, sizeof source, "%s: offset %" PRIu64 ": layout of process %u", rd->path,
+             rec->offset, rec->process.pid);
+    if (zs_layout_parse(layout, strlen(layout), source, &p->layout, err)) {
+        err->code = ZS_E_CORRUPT;
+        return -1;
+    }
+    p->has_layout = 1;
+    return 0;
+}
+
+static int define_stack(reading *rd, const zs_record *rec, zs_error *err)
+{
+    uint64_t id = rec->stack.id;
+    if (id >= MAX_STACK_ID)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": stack id %" PRIu64 " too large",
+                       rd->path, rec->offset, id);
+    if (id >= rd->nstacks) {
+        size_t n = rd->nstacks ? rd->nstacks : 256;
+        while (n <= id)
+            n *= 2;
+        raw_stack *s = realloc(rd->stacks, n * sizeof *s);
+        if (!s)
+            return zs_fail(err, ZS_E_NOMEM, "%s: stack table", rd->path);
+        memset(s + rd->nstacks, 0, (n - rd->nstacks) * sizeof *s);
+        rd->stacks = s;
+        rd->nstacks = n;
+    }
+    raw_stack *s = &rd->stacks[id];
+    if (s->defined)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": stack %" PRIu64 " defined twice",
+                       rd->path, rec->offset, id);
+    s->frames = malloc((rec->stack.nframes ? rec->stack.nframes : 1) * sizeof(zs_frame));
+    if (!s->frames)
+        return zs_fail(err, ZS_E_NOMEM, "%s: stack table", rd->path);
+    memcpy(s->frames, rec->stack.frames, rec->stack.nframes * sizeof(zs_frame));
+    s->nframes = (uint32_t)rec->stack.nframes;
+    s->pid = rec->stack.pid;
+    s->defined = 1;
+    return 0;
+}
+
+static int keep_pid(const conv_filter *f, uint32_t pid)
+{
+    if (!f || !f->npids)
+        return 1;
+    for (size_t i = 0; i < f->npids; i++)
+        if (f->pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
+{
+    uint64_t id = rec->sample.stack_id;
+    if (id >= rd->nstacks || !rd->stacks[id].defined)
+        return zs_fail(err, ZS_E_CORRUPT,
+                       "%s: offset %" PRIu64 ": sample refers to undefined stack %" PRIu64,
+                       rd->path, rec->offset, id);
+    const conv_filter *f = rd->filter;
+    int64_t t = (int64_t)rec->sample.t_us;
+    if (f && ((f->from_us >= 0 && t < f->from_us) || (f->to_us >= 0 && t >= f->to_us)))
+        return 0;
+    if (!keep_pid(f, rd->stacks[id].pid))
+        return 0;
+    rd->stacks[id].count++;
+    if (!rd->any_sample)
+        rd->first_us = rec->sample.t_us;
+    rd->last_us = rec->sample.t_us;
+    rd->any_sample = 1;
+    rd->profile->meta.samples++;
+    return 0;
+}
+
+static int add_snapshot(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->snapshot.pid, 1);
+    if (!p || zs_image_add(p->image, rec->snapshot.addr, rec->snapshot.data, rec->snapshot.len))
+        return zs_fail(err, ZS_E_NOMEM, "%s: snapshot image", rd->path);
+    return 0;
+}
+
+static void note_event(reading *rd, const zs_record *rec)
+{
+    if (rec->event.kind == ZS_EV_SKIPPED)
+        rd->profile->meta.skipped += rec->event.value;
+    else if (rec->event.kind == ZS_EV_TORN)
+        rd->profile->meta.torn += rec->event.value;
+}
+
+/* Resolves one raw stack into interned locations and adds it. */
+static int resolve_stack(reading *rd, const raw_stack *s, uint32_t *locs, zs_error *err)
+{
+    conv_profile *prof = rd->profile;
+    process *p = find_process(rd, s->pid, 0);
+    int unresolved = 0;
+    if (s->nframes == 0) {
+        int64_t f = conv_profile_function(prof, CONV_EMPTY_STACK, "", 0);
+        int64_t l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, 0);
+        if (l < 0)
+            return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
+        locs[0] = (uint32_t)l;
+        return conv_profile_add_stack(prof, s->pid, locs, 1, s->count)
+                   ? zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path) : 0;
+    }
+    zs_memory mem = {0};
+    if (p)
+        mem = zs_image_memory(p->image);
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        zs_frame_info fi;
+        if (p && p->has_layout) {
+            if (zs_resolve_frame(&mem, &p->layout, &s->frames[i], &fi))
+                return zs_fail(err, ZS_E_NOMEM, "%s: resolving", rd->path);
+        } else { /* no process record, so no layout to read anything with */
+            char name[64];
+            snprintf(name, sizeof name, "[unresolved 0x%" PRIx64 "]", s->frames[i].func);
+            fi = (zs_frame_info){strdup(name), strdup(""), 0, 0, 1};
+        }
+        unresolved |= fi.unresolved;
+        int64_t f = fi.name && fi.file ? conv_profile_function(prof, fi.name, fi.file, fi.start_line) : -1;
+        int64_t l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, fi.line);
+        zs_frame_info_free(&fi);
+        if (l < 0)
+            return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
+        locs[i] = (uint32_t)l;
+    }
+    if (unresolved)
+        prof->meta.unresolved += s->count;
+    return conv_profile_add_stack(prof, s->pid, locs, s->nframes, s->count)
+               ? zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path) : 0;
+}
+
+static int resolve_all(reading *rd, zs_error *err)
+{
+    uint32_t locs[ZS_MAX_FRAMES];
+    for (size_t i = 0; i < rd->nprocs; i++)
+        zs_image_seal(rd->procs[i].image);
+    for (size_t i = 0; i < rd->nstacks; i++)
+        if (rd->stacks[i].defined && rd->stacks[i].count && resolve_stack(rd, &rd->stacks[i], locs, err))
+            return -1;
+    return 0;
+}
+
+static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
+{
+    switch (rec->type) {
+    case ZS_REC_HEADER: return set_header(rd, rec, err);
+    case ZS_REC_PROCESS: return add_process(rd, rec, err);
+    case ZS_REC_STACK: return define_stack(rd, rec, err);
+    case ZS_REC_SAMPLE: return count_sample(rd, rec, err);
+    case ZS_REC_SNAPSHOT: return add_snapshot(rd, rec, err);
+    case ZS_REC_EVENT: note_event(rd, rec); return 0;
+    case ZS_REC_TRAILER: return 0;
+    }
+    return 0;
+}
+
+int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
+                        conv_read_report *report, zs_error *err)
+{
+    reading rd = {.path = path, .filter = filter};
+    memset(report, 0, sizeof *report);
+    int rc = -1;
+    zs_reader *r = zs_reader_open(path, err);
+    if (!r)
+        return -1;
+    if (!(rd.profile = conv_profile_new())) {
+        zs_fail(err, ZS_E_NOMEM, "%s: profile", path);
+        goto out;
+    }
+    zs_record rec;
+    int got;
+    while ((got = zs_reader_next(r, &rec, err)) > 0) {
+        if (rec.type == ZS_REC_SAMPLE)
+            report->samples++;
+        if (rec.type == ZS_REC_TRAILER)
+            report->has_trailer = 1;
+        if (dispatch(&rd, &rec, err))
+            goto out;
+    }
+    if (got < 0)
+        goto out;
+    report->truncated = zs_reader_truncated(r, &report->truncated_at);
+    report->skipped_records = zs_reader_skipped_records(r);
+    if (resolve_all(&rd, err))
+        goto out;
+    if (rd.any_sample) {
+        rd.profile->meta.start_wall_ns += (int64_t)rd.first_us * 1000;
+        rd.profile->meta.duration_ns = (int64_t)(rd.last_us - rd.first_us) * 1000 +
+                                       rd.profile->meta.period_ns;
+    }
+    *out = rd.profile;
+    rd.profile = NULL;
+    rc = 0;
+out:
+    zs_reader_close(r);
+    conv_profile_free(rd.profile);
+    for (size_t i = 0; i < rd.nstacks; i++)
+        free(rd.stacks[i].frames);
+    free(rd.stacks);
+    for (size_t i = 0; i < rd.nprocs; i++)
+        zs_image_free(rd.procs[i].image);
+    free(rd.procs);
+    return rc;
+}

@@ -1,0 +1,80 @@
+#include "conv_summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct row {
+    uint32_t function;
+    uint64_t flat, cum;
+} row;
+
+static int by_flat_then_cum(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    if (x->flat != y->flat)
+        return x->flat < y->flat ? 1 : -1;
+    if (x->cum != y->cum)
+        return x->cum < y->cum ? 1 : -1;
+    return x->function < y->function ? -1 : x->function > y->function;
+}
+
+/* Counts each function once per stack for cum (recursion must not count a
+ * sample twice). */
+static void tally(const conv_profile *p, row *rows, uint64_t *total)
+{
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const conv_stack *s = &p->stacks[i];
+        *total += s->count;
+        for (uint32_t k = 0; k < s->nlocs; k++) {
+            uint32_t f = p->locations[s->locs[k]].function;
+            int seen = 0;
+            for (uint32_t j = 0; j < k && !seen; j++)
+                seen = p->locations[s->locs[j]].function == f;
+            if (!seen)
+                rows[f].cum += s->count;
+            if (k + 1 == s->nlocs)
+                rows[f].flat += s->count;
+        }
+    }
+}
+
+static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
+
+int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
+{
+    const conv_meta *m = &p->meta;
+    row *rows = calloc(p->nfunctions ? p->nfunctions : 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < p->nfunctions; i++)
+        rows[i].function = (uint32_t)i;
+    tally(p, rows, &total);
+    qsort(rows, p->nfunctions, sizeof *rows, by_flat_then_cum);
+
+    double secs = (double)m->duration_ns / 1e9;
+    fprintf(out, "Zeek %s on %s, recorded by zeek-spy %s\n", m->zeek_version ? m->zeek_version : "?",
+            m->host ? m->host : "?", m->recorder_version ? m->recorder_version : "?");
+    fprintf(out, "%llu samples over %.2f s (%.1f Hz); %llu skipped ticks; %llu unresolved samples",
+            (unsigned long long)total, secs, secs > 0 ? (double)total / secs : 0,
+            (unsigned long long)m->skipped, (unsigned long long)m->unresolved);
+    if (m->torn)
+        fprintf(out, "; %llu torn reads discarded", (unsigned long long)m->torn);
+    fprintf(out, "\n\n%10s %7s %10s %7s  %-48s %s\n", "flat", "flat%", "cum", "cum%", "function",
+            "file:line");
+    size_t shown = top && top < p->nfunctions ? top : p->nfunctions;
+    for (size_t i = 0; i < shown; i++) {
+        const row *r = &rows[i];
+        const conv_function *f = &p->functions[r->function];
+        fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
+                pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), f->name);
+        if (*f->file)
+            fprintf(out, "%s:%d\n", f->file, f->start_line);
+        else
+            fputc('\n', out);
+    }
+    if (shown < p->nfunctions)
+        fprintf(out, "(%zu more functions; --top 0 shows all)\n", p->nfunctions - shown);
+    free(rows);
+    return ferror(out) ? -1 : 0;
+}

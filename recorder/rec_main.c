@@ -1,0 +1,173 @@
+/* zeek-spy-record: the command line. The work is in rec_*.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec_session.h"
+#include "rec_target.h"
+#include "zs_dwarf.h"
+#include "zs_version.h"
+
+static const char PROG[] = "zeek-spy-record";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: %s [options] -p PID [-p PID...]\n"
+            "       %s [options] -- COMMAND [ARGS...]\n"
+            "       %s --print-layout (-p PID | EXECUTABLE)\n"
+            "Sample the script call stack of running zeek processes into a recording.\n\n"
+            "  -p, --pid PID          record this zeek process (repeatable)\n"
+            "  -o, --output FILE      recording to create (default zeek-spy-HOST-PID-TIME.zspy)\n"
+            "  -r, --rate HZ          samples per second (default 100, 1..10000)\n"
+            "  -d, --duration SECS    stop after this long (default: until Ctrl-C or exit)\n"
+            "      --stats SECS       print cost and progress every SECS seconds\n"
+            "      --nonblocking      never stop the target (reads may be torn; they are\n"
+            "                         detected and discarded)\n"
+            "      --realtime         sample at SCHED_FIFO priority (shorter stop-time tail)\n"
+            "      --layout FILE      object layout to use (see --print-layout)\n"
+            "      --no-dwarf         ignore debug info, use the built-in layout table\n"
+            "      --print-layout     print the layout for a pid or executable and exit\n"
+            "  -q, --quiet            only errors\n"
+            "  -v, --verbose          more detail\n"
+            "  -V, --version          print the version\n"
+            "  -h, --help             this help\n",
+            PROG, PROG, PROG);
+}
+
+static int parse_number(const char *opt, const char *s, double lo, double hi, double *out,
+                        zs_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number in %g..%g", opt, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int add_pid(rec_options *o, const char *s, zs_error *err)
+{
+    double v;
+    if (parse_number("--pid", s, 1, 4194304, &v, err) || v != (double)(pid_t)v)
+        return zs_fail(err, ZS_E_USAGE, "--pid: '%s' is not a process id", s);
+    pid_t *p = realloc(o->pids, (o->npids + 1) * sizeof *p);
+    if (!p)
+        return zs_fail(err, ZS_E_NOMEM, "--pid");
+    p[o->npids++] = (pid_t)v;
+    o->pids = p;
+    return 0;
+}
+
+typedef struct cli {
+    rec_options rec;
+    zs_layout forced;
+    int print_layout;
+    const char *exe; /* --print-layout EXECUTABLE */
+} cli;
+
+static int parse_args(int argc, char **argv, cli *c, zs_error *err)
+{
+    static const struct option longopts[] = {
+        {"pid", required_argument, 0, 'p'},     {"output", required_argument, 0, 'o'},
+        {"rate", required_argument, 0, 'r'},    {"duration", required_argument, 0, 'd'},
+        {"stats", required_argument, 0, 1},     {"nonblocking", no_argument, 0, 2},
+        {"realtime", no_argument, 0, 3},        {"layout", required_argument, 0, 4},
+        {"no-dwarf", no_argument, 0, 5},        {"print-layout", no_argument, 0, 6},
+        {"quiet", no_argument, 0, 'q'},         {"verbose", no_argument, 0, 'v'},
+        {"version", no_argument, 0, 'V'},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    rec_options *o = &c->rec;
+    o->rate_hz = 100;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "+:p:o:r:d:qvVh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'p': if (add_pid(o, optarg, err)) return -1; break;
+        case 'o': o->output = optarg; break;
+        case 'r': if (parse_number("--rate", optarg, 1, 10000, &o->rate_hz, err)) return -1; break;
+        case 'd': if (parse_number("--duration", optarg, 0.01, 1e7, &o->duration_s, err)) return -1; break;
+        case 1: if (parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
+        case 2: o->nonblocking = 1; break;
+        case 3: o->realtime = 1; break;
+        case 4:
+            if (zs_layout_load(optarg, &c->forced, err))
+                return -1;
+            o->layout.forced = &c->forced;
+            break;
+        case 5: o->layout.no_dwarf = 1; break;
+        case 6: c->print_layout = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'v': o->verbose = 1; break;
+        case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
+        case 'h': usage(stdout); exit(0);
+        case ':': return zs_fail(err, ZS_E_USAGE, "option %s needs a value", argv[optind - 1]);
+        default: return zs_fail(err, ZS_E_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
+        }
+    }
+    char **rest = argv + optind;
+    int nrest = argc - optind;
+    if (c->print_layout) {
+        if ((o->npids == 1) == (nrest == 1))
+            return zs_fail(err, ZS_E_USAGE, "--print-layout needs one -p PID or one EXECUTABLE");
+        c->exe = nrest ? rest[0] : NULL;
+        return 0;
+    }
+    if (nrest > 0) {
+        if (o->npids)
+            return zs_fail(err, ZS_E_USAGE, "give either -p PID or -- COMMAND, not both");
+        o->command = rest;
+    } else if (!o->npids) {
+        return zs_fail(err, ZS_E_USAGE, "nothing to record: give -p PID or -- COMMAND (see --help)");
+    }
+    if (o->command && o->nonblocking)
+        return zs_fail(err, ZS_E_USAGE, "--nonblocking attaches to running processes only (-p)");
+    return 0;
+}
+
+static int print_layout(const cli *c, zs_error *err)
+{
+    zs_layout layout;
+    const char *source;
+    if (c->exe) {
+        if (zs_dwarf_layout(c->exe, "", "", &layout, err))
+            return -1;
+        source = "DWARF";
+    } else {
+        rec_target t;
+        if (rec_target_open(c->rec.pids[0], &c->rec.layout, &t, err))
+            return -1;
+        layout = t.layout;
+        source = rec_layout_source_name(t.layout_source);
+    }
+    char *text = zs_layout_format(&layout);
+    if (!text)
+        return zs_fail(err, ZS_E_NOMEM, "layout");
+    printf("# from %s of %s\n%s", source, c->exe ? c->exe : "the process", text);
+    free(text);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli c = {0};
+    zs_error err = {0};
+    int rc;
+    if (parse_args(argc, argv, &c, &err)) {
+        rc = -1;
+    } else if (c.print_layout) {
+        rc = print_layout(&c, &err);
+    } else {
+        rec_session_install_signals();
+        rc = rec_session_run(&c.rec, &err);
+    }
+    free(c.rec.pids);
+    if (rc) {
+        zs_error_print(PROG, &err);
+        return zs_exit_status(&err);
+    }
+    return 0;
+}

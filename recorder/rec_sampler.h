@@ -1,0 +1,31 @@
+/* The stop window's work: copy the raw pointers of the script call stack
+ * out of the target in at most three process_vm_readv calls, into buffers
+ * sized once. Turning them into frames happens after the target resumed. */
+#ifndef REC_SAMPLER_H
+#define REC_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rec_target.h"
+#include "zs_format.h"
+
+typedef struct rec_sampler rec_sampler;
+
+typedef enum rec_read_result {
+    REC_READ_OK = 0,
+    REC_READ_FAILED = 1, /* memory unreadable (target exiting?) */
+    REC_READ_TORN = 2,   /* nonblocking: the stack changed while being read */
+} rec_read_result;
+
+rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonblocking);
+void rec_sampler_free(rec_sampler *s);
+
+/* Inside the stop window (or, nonblocking, while the target runs). */
+rec_read_result rec_sampler_read(rec_sampler *s);
+
+/* After: the frames of the last read, outermost first. Returns the count;
+ * *cut is set when the stack was deeper than max_frames. */
+size_t rec_sampler_frames(const rec_sampler *s, zs_frame *out, int *cut);
+
+#endif

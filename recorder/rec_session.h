@@ -1,0 +1,33 @@
+/* One recording session: attach to (or launch) the targets, sample them on
+ * the clock until told to stop, the duration ends or every target exited,
+ * and leave every target running and untraced. */
+#ifndef REC_SESSION_H
+#define REC_SESSION_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "rec_target.h"
+#include "zs_error.h"
+
+typedef struct rec_options {
+    pid_t *pids;
+    size_t npids;
+    char **command;          /* launch mode: argv of the command, NULL-terminated */
+    const char *output;      /* NULL: zeek-spy-HOST-PID-TIME.zspy */
+    double rate_hz;
+    double duration_s;       /* 0: until stopped */
+    double stats_interval_s; /* 0: no periodic stats */
+    int nonblocking;
+    int realtime;
+    int quiet;
+    int verbose;
+    rec_layout_choice layout;
+} rec_options;
+
+/* Set from signal handlers: the only state shared with them. */
+void rec_session_install_signals(void);
+
+int rec_session_run(const rec_options *o, zs_error *err);
+
+#endif

@@ -1,0 +1,259 @@
+#include "rec_target.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rec_memory.h"
+#include "zs_dwarf.h"
+#include "zs_elf.h"
+#include "zs_resolver.h"
+
+static const char PTRACE_HINT[] =
+    "run as root or with CAP_SYS_PTRACE (and check the sysctl kernel.yama.ptrace_scope)";
+
+const char *rec_layout_source_name(rec_layout_source s)
+{
+    switch (s) {
+    case REC_LAYOUT_FILE: return "layout file";
+    case REC_LAYOUT_DWARF: return "DWARF";
+    case REC_LAYOUT_BUILTIN: return "built-in table";
+    }
+    return "?";
+}
+
+static int permission_error(pid_t pid, const char *what, zs_error *err)
+{
+    return zs_fail(err, ZS_E_PERMISSION, "pid %d: cannot read %s: %s", (int)pid, what, PTRACE_HINT);
+}
+
+/* The load bias of a PIE: where the mapping of the executable's first page
+ * landed, found by the executable's inode (paths differ in containers). */
+static int load_bias(pid_t pid, const zs_elf_info *info, uint64_t *bias, zs_error *err)
+{
+    char path[64], line[4608];
+    struct stat st;
+    *bias = 0;
+    if (!info->is_pie)
+        return 0;
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    if (stat(path, &st) != 0)
+        return permission_error(pid, path, err);
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return permission_error(pid, path, err);
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long start, offset, inode;
+        unsigned dev_major, dev_minor;
+        if (sscanf(line, "%llx-%*x %*s %llx %x:%x %llu", &start, &offset, &dev_major, &dev_minor,
+                   &inode) == 5 &&
+            inode == (unsigned long long)st.st_ino && offset == 0) {
+            *bias = start - info->first_vaddr;
+            found = 1;
+        }
+    }
+    fclose(f);
+    if (!found)
+        return zs_fail(err, ZS_E_TARGET, "pid %d: executable not found in %s", (int)pid, path);
+    return 0;
+}
+
+static void read_ns_pid(rec_target *t)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)t->pid);
+    t->ns_pid = t->pid;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NSpid:", 6))
+            continue;
+        char *last = strrchr(line, '\t'); /* innermost namespace comes last */
+        if (last)
+            t->ns_pid = (pid_t)atoi(last + 1);
+    }
+    fclose(f);
+}
+
+/* Cluster node name from the process environment (CLUSTER_NODE=worker-1). */
+static void read_node(rec_target *t)
+{
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)t->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+        if (!strncmp(buf + i, "CLUSTER_NODE=", 13)) {
+            snprintf(t->node, sizeof t->node, "%s", buf + i + 13);
+            return;
+        }
+    }
+}
+
+static int read_version(rec_target *t, uint64_t addr, zs_error *err)
+{
+    char v[sizeof t->zeek_version];
+    pid_t pid = t->pid;
+    zs_memory mem = rec_live_memory(&pid);
+    if (zs_mem_read(&mem, addr, v, sizeof v)) {
+        if (errno == EPERM || errno == EACCES)
+            return permission_error(t->pid, "its memory", err);
+        return zs_fail(err, ZS_E_NOT_ZEEK, "pid %d: cannot read the version string", (int)t->pid);
+    }
+    v[sizeof v - 1] = '\0';
+    size_t len = strlen(v);
+    for (size_t i = 0; i < len; i++)
+        if (!isprint((unsigned char)v[i]))
+            return zs_fail(err, ZS_E_NOT_ZEEK, "pid %d (%s): the version symbol holds no string",
+                           (int)t->pid, t->exe);
+    if (!len || !isdigit((unsigned char)v[0]))
+        return zs_fail(err, ZS_E_NOT_ZEEK, "pid %d (%s): version '%s' is not a Zeek version",
+                       (int)t->pid, t->exe, v);
+    memcpy(t->zeek_version, v, len + 1);
+    return 0;
+}
+
+static int choose_layout(rec_target *t, const rec_layout_choice *choice, const char *exe_path,
+                         const zs_elf_info *info, zs_error *err)
+{
+    if (choice && choice->forced) {
+        t->layout = *choice->forced;
+        t->layout_source = REC_LAYOUT_FILE;
+        return 0;
+    }
+    zs_error dwarf_err = {0};
+    if (!(choice && choice->no_dwarf) &&
+        zs_dwarf_layout(exe_path, info->build_id, t->zeek_version, &t->layout, &dwarf_err) == 0) {
+        t->layout_source = REC_LAYOUT_DWARF;
+        return 0;
+    }
+    const zs_layout *builtin = zs_layout_builtin(t->zeek_version);
+    if (builtin) {
+        t->layout = *builtin;
+        t->layout_source = REC_LAYOUT_BUILTIN;
+        return 0;
+    }
+    char known[256];
+    zs_layout_builtin_versions(known, sizeof known);
+    return zs_fail(err, ZS_E_UNSUPPORTED,
+                   "pid %d: Zeek %s has no built-in layout (known: %s) and %s; on a host with "
+                   "debug info run 'zeek-spy-record --print-layout' and pass the result with "
+                   "--layout FILE",
+                   (int)t->pid, t->zeek_version, known,
+                   dwarf_err.code ? dwarf_err.detail : "no usable debug info");
+}
+
+int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, zs_error *err)
+{
+    char exe_path[64];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+        return zs_fail(err, ZS_E_NO_PROCESS, "no process with pid %d", (int)pid);
+    snprintf(exe_path, sizeof exe_path, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(exe_path, t->exe, sizeof t->exe - 1);
+    if (n < 0)
+        return errno == ENOENT ? zs_fail(err, ZS_E_NO_PROCESS, "no process with pid %d", (int)pid)
+                               : permission_error(pid, exe_path, err);
+    t->exe[n] = '\0';
+
+    zs_elf_symbol version_sym = {"version"};
+    zs_elf_info info;
+    if (zs_elf_lookup(exe_path, &version_sym, 1, &info, err))
+        return -1;
+    snprintf(t->build_id, sizeof t->build_id, "%s", info.build_id);
+    if (!version_sym.found)
+        return zs_fail(err, ZS_E_NOT_ZEEK, "pid %d (%s) is not a zeek: no 'version' symbol",
+                       (int)pid, t->exe);
+    uint64_t bias;
+    if (load_bias(pid, &info, &bias, err) || read_version(t, version_sym.value + bias, err) ||
+        choose_layout(t, choice, exe_path, &info, err))
+        return -1;
+
+    zs_elf_symbol syms[2] = {{t->layout.sym_call_stack}, {t->layout.sym_frame_stack}};
+    size_t nsyms = t->layout.model == ZS_MODEL_FRAME_STACK ? 2 : 1;
+    if (zs_elf_lookup(exe_path, syms, nsyms, &info, err))
+        return -1;
+    for (size_t i = 0; i < nsyms; i++)
+        if (!syms[i].found)
+            return zs_fail(err, ZS_E_NOT_ZEEK,
+                           "pid %d (%s, Zeek %s): symbol %s of the %s layout not found "
+                           "(a different model? try --layout)",
+                           (int)pid, t->exe, t->zeek_version, syms[i].name,
+                           zs_model_name(t->layout.model));
+    t->call_stack = syms[0].value + bias;
+    t->frame_stack = nsyms == 2 ? syms[1].value + bias : 0;
+    read_ns_pid(t);
+    read_node(t);
+    return 0;
+}
+
+/* A std::vector header {begin, end, end_of_storage} that is plausible for
+ * elements of elem bytes. */
+static int vector_ok(const uint64_t v[3], uint64_t elem)
+{
+    if (!v[0])
+        return !v[1] && !v[2];
+    return v[0] <= v[1] && v[1] <= v[2] && v[0] % 8 == 0 && (v[1] - v[0]) % elem == 0 &&
+           (v[1] - v[0]) / elem <= 100000;
+}
+
+int rec_target_check(const rec_target *t, zs_error *err)
+{
+    pid_t pid = t->pid;
+    zs_memory mem = rec_live_memory(&pid);
+    const zs_layout *l = &t->layout;
+    uint64_t cs[3], fs[3];
+    if (zs_mem_read(&mem, t->call_stack, cs, sizeof cs))
+        return zs_fail(err, ZS_E_LAYOUT, "pid %d: cannot read call_stack", (int)pid);
+    if (!vector_ok(cs, (uint64_t)l->callinfo_size))
+        return zs_fail(err, ZS_E_LAYOUT,
+                       "pid %d: call_stack does not look like a vector of %d-byte CallInfo "
+                       "(wrong layout for Zeek %s? see --layout)",
+                       (int)pid, l->callinfo_size, t->zeek_version);
+    if (t->frame_stack) {
+        if (zs_mem_read(&mem, t->frame_stack, fs, sizeof fs) || !vector_ok(fs, 8))
+            return zs_fail(err, ZS_E_LAYOUT, "pid %d: g_frame_stack does not look like a vector "
+                           "of pointers (wrong layout? see --layout)", (int)pid);
+    }
+    if (cs[0] == cs[1])
+        return 0; /* idle: nothing more to look at now */
+    uint8_t ci[256];
+    uint64_t func;
+    if (zs_mem_read(&mem, cs[0], ci, (size_t)l->callinfo_size))
+        return zs_fail(err, ZS_E_LAYOUT, "pid %d: call_stack points at unreadable memory", (int)pid);
+    if (l->model == ZS_MODEL_FRAME_STACK) {
+        memcpy(&func, ci + l->callinfo_func, 8);
+    } else {
+        uint64_t frame;
+        memcpy(&frame, ci + l->callinfo_frame, 8);
+        if (!frame || zs_mem_read(&mem, frame + (uint64_t)l->frame_function, &func, 8))
+            return zs_fail(err, ZS_E_LAYOUT, "pid %d: CallInfo.frame is unreadable (wrong "
+                           "model or layout? see --layout)", (int)pid);
+    }
+    zs_func_info fi;
+    if (zs_resolve_func(&mem, l, func, &fi))
+        return zs_fail(err, ZS_E_LAYOUT, "pid %d: the outermost call's Func cannot be read with "
+                       "this layout (wrong layout for Zeek %s? see --layout)",
+                       (int)pid, t->zeek_version);
+    int printable = fi.name[0] != '\0';
+    for (const char *c = fi.name; *c; c++)
+        printable &= isprint((unsigned char)*c) != 0;
+    zs_func_info_free(&fi);
+    if (!printable)
+        return zs_fail(err, ZS_E_LAYOUT, "pid %d: Func name is not printable text (wrong layout "
+                       "for Zeek %s? see --layout)", (int)pid, t->zeek_version);
+    return 0;
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of zeek-spy on Debian 12.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+packages=(build-essential cmake pkg-config g++
+          libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+          libelf-dev libdw-dev libsqlite3-dev sqlite3 golang-go)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "zeek-spy: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,285 @@
+// layout_zeek8.h - interpreter objects of the Zeek 8.0 and 8.2 layout
+// generations, as reproduced by zeek-double (a TEST DOUBLE of Zeek, not Zeek).
+//
+// ZEEK_GEN == 80 mirrors Zeek 8.0.10: a call pushes a CallInfo {call, func,
+// args}; a script function also pushes a heap Frame on the global
+// g_frame_stack.
+//
+// ZEEK_GEN == 82 mirrors Zeek 8.2.2 (the model introduced in 8.1): there is no
+// g_frame_stack; CallInfo is {call, frame}, every call (BiFs included) has a
+// Frame, and that Frame is a local variable of the C++ function performing
+// the call. The function is reached through frame->function.
+//
+// Class names, namespaces, member order and member types follow what zeek-spy
+// reads from real GCC/libstdc++ x86_64 builds; members the profiler never
+// reads are opaque storage of the right size. The static_asserts pin every
+// offset the profiler relies on.
+//
+// Written for zeek-spy from the layout facts in the design brief; no Zeek code.
+
+#ifndef ZEEK_DOUBLE_LAYOUT_ZEEK8_H
+#define ZEEK_DOUBLE_LAYOUT_ZEEK8_H
+
+#if ZEEK_GEN != 80 && ZEEK_GEN != 82
+#error "layout_zeek8.h serves ZEEK_GEN 80 and 82 only"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zeek {
+
+// Zeek 8 holds most objects through an intrusive smart pointer whose only
+// member is the raw pointer, so a StmtPtr reads exactly like a Stmt*. The
+// double does not reference-count: every object it creates lives forever.
+template <class T>
+class IntrusivePtr {
+public:
+	IntrusivePtr() = default;
+	explicit IntrusivePtr(T* p) : ptr_(p) { }
+	T* get() const { return ptr_; }
+
+private:
+	T* ptr_ = nullptr;
+};
+
+class Type;
+class Func;
+
+namespace detail {
+
+// Since 3.1 Location has no vtable: filename at 0, lines at 8 and 12.
+class Location {
+public:
+	Location(const char* fname, int first, int last)
+		: filename(fname), first_line(first), last_line(last) { }
+
+	const char* filename;
+	int first_line;
+	int last_line;
+};
+
+class Scope;
+
+}   // namespace detail
+
+class Obj {
+public:
+	explicit Obj(detail::Location* loc = nullptr) : location(loc) { }
+	virtual ~Obj() = default;
+
+	detail::Location* location;
+	int ref_cnt = 1;
+	uint32_t obj_flags_ = 0;   // stands in for Zeek's bookkeeping flags
+};
+
+namespace detail {
+
+// Statement kinds the double's interpreter needs. STMT_SPIN is the double's own
+// stand-in for "an expensive statement": it burns a fixed amount of CPU time.
+enum StmtTag { STMT_LIST, STMT_EXPR, STMT_SPIN };
+
+class Stmt : public Obj {
+public:
+	Stmt(StmtTag t, Location* loc) : Obj(loc), tag(t) { }
+
+	StmtTag tag;
+};
+
+using StmtPtr = IntrusivePtr<Stmt>;
+
+class StmtList : public Stmt {
+public:
+	explicit StmtList(Location* loc) : Stmt(STMT_LIST, loc) { }
+
+	std::vector<Stmt*> stmts;
+};
+
+class Expr : public Obj {
+public:
+	explicit Expr(Location* loc) : Obj(loc) { }
+};
+
+class ExprStmt : public Stmt {
+public:
+	ExprStmt(Expr* expr, Location* loc) : Stmt(STMT_EXPR, loc), e(expr) { }
+
+	Expr* e;
+};
+
+class SpinStmt : public Stmt {
+public:
+	SpinStmt(int64_t ns, Location* loc) : Stmt(STMT_SPIN, loc), spin_ns(ns) { }
+
+	int64_t spin_ns;
+};
+
+// In Zeek the callee is an expression evaluated at run time; the double calls
+// a fixed Func, and `arg` stands in for the argument list.
+class CallExpr : public Expr {
+public:
+	CallExpr(const Func* f, int64_t a, Location* loc) : Expr(loc), callee(f), arg(a) { }
+
+	const Func* callee;
+	int64_t arg;
+};
+
+}   // namespace detail
+
+class Func : public Obj {
+public:
+	enum Kind : uint8_t { SCRIPT_FUNC, BUILTIN_FUNC };   // one byte since 4.x
+
+	struct Body {
+		detail::StmtPtr stmts;
+		int priority = 0;
+		const void* groups = nullptr;   // event-group membership in Zeek; unused
+	};
+
+	Func(Kind k, std::string n, detail::Location* loc)
+		: Obj(loc), kind(k), name(std::move(n)) { }
+
+	std::vector<Body> bodies;
+	IntrusivePtr<detail::Scope> scope;
+	Kind kind;
+	IntrusivePtr<Type> type;
+	std::string name;
+	int unique_id = 0;
+};
+
+namespace detail {
+
+class ScriptFunc : public Func {
+public:
+	ScriptFunc(std::string n, Location* loc) : Func(SCRIPT_FUNC, std::move(n), loc) { }
+
+	int frame_size = 0;
+	// Test-double bookkeeping, not in Zeek: the ground-truth slot charged while
+	// each body runs. It sits after every member the profiler reads.
+	std::vector<int> gt_slots;
+};
+
+class BuiltinFunc : public Func {
+public:
+	using built_in_func = void (*)(int64_t arg);
+
+	BuiltinFunc(std::string n, built_in_func f)
+		: Func(BUILTIN_FUNC, std::move(n), nullptr), func(f) { }
+
+	built_in_func func;
+	bool is_pure = false;
+	int gt_slot = -1;   // test-double bookkeeping, not in Zeek
+};
+
+class Frame : public Obj {
+public:
+#if ZEEK_GEN >= 82
+	Frame(const Func* f, const CallExpr* c) : function(f), call(c) { }
+#else
+	Frame(const ScriptFunc* f, const CallExpr* c) : function(f), call(c) { }
+#endif
+
+	int size = 0;
+	void* frame = nullptr;          // ZVal array in Zeek
+	const void* func_args = nullptr;
+	const void* trigger = nullptr;
+	const void* closure = nullptr;
+#if ZEEK_GEN >= 82
+	const Func* function;           // 8.1+: any Func, since BiFs get a Frame too
+#else
+	const ScriptFunc* function;
+#endif
+	const CallExpr* call;
+	Stmt* next_stmt = nullptr;
+	unsigned char opaque_tail_[24] = {};   // break flags, captures, ... never read
+};
+
+#if ZEEK_GEN >= 82
+struct CallInfo {
+	const CallExpr* call;
+	Frame* frame;
+};
+#else
+struct CallInfo {
+	const CallExpr* call;
+	const Func* func;
+	const void* args;   // const zeek::Args* in Zeek
+};
+#endif
+
+// Exported as _ZN4zeek6detail10call_stackE.
+extern std::vector<CallInfo> call_stack;
+
+}   // namespace detail
+
+namespace run_state {
+extern double network_time;   // _ZN4zeek9run_state12network_timeE
+}
+
+}   // namespace zeek
+
+#if ZEEK_GEN < 82
+// A plain global-namespace symbol even in Zeek 8.0; removed in 8.1.
+extern std::vector<zeek::detail::Frame*> g_frame_stack;
+#endif
+extern char version[];
+
+// --- the offsets zeek-spy relies on, as measured on real Zeek 8.0.10 / 8.2.2 ---
+static_assert(offsetof(zeek::detail::Location, filename) == 0, "Location::filename");
+static_assert(offsetof(zeek::detail::Location, first_line) == 8, "Location::first_line");
+static_assert(offsetof(zeek::detail::Location, last_line) == 12, "Location::last_line");
+static_assert(sizeof(zeek::detail::Location) == 16, "sizeof(Location)");
+static_assert(offsetof(zeek::Obj, location) == 8, "Obj::location");
+static_assert(sizeof(zeek::Obj) == 24, "sizeof(Obj)");
+static_assert(sizeof(zeek::IntrusivePtr<zeek::detail::Stmt>) == 8, "IntrusivePtr is one pointer");
+static_assert(offsetof(zeek::Func::Body, stmts) == 0, "Func::Body::stmts");
+static_assert(sizeof(zeek::Func::Body) == 24, "sizeof(Func::Body)");
+static_assert(offsetof(zeek::Func, bodies) == 24, "Func::bodies");
+static_assert(offsetof(zeek::Func, kind) == 56, "Func::kind");
+static_assert(sizeof(zeek::Func::Kind) == 1, "sizeof(Func::Kind)");
+static_assert(offsetof(zeek::Func, name) == 72, "Func::name");
+static_assert(offsetof(zeek::detail::Frame, function) == 64, "Frame::function");
+static_assert(offsetof(zeek::detail::Frame, next_stmt) == 80, "Frame::next_stmt");
+static_assert(sizeof(zeek::detail::Frame) == 112, "sizeof(Frame)");
+static_assert(offsetof(zeek::detail::CallInfo, call) == 0, "CallInfo::call");
+#if ZEEK_GEN >= 82
+static_assert(offsetof(zeek::detail::CallInfo, frame) == 8, "CallInfo::frame");
+static_assert(sizeof(zeek::detail::CallInfo) == 16, "sizeof(CallInfo)");
+#else
+static_assert(offsetof(zeek::detail::CallInfo, func) == 8, "CallInfo::func");
+static_assert(sizeof(zeek::detail::CallInfo) == 24, "sizeof(CallInfo)");
+#endif
+
+// The generation-neutral names the double's interpreter is written against.
+namespace zd {
+using zeek::Func;
+using zeek::detail::Location;
+using zeek::detail::Stmt;
+using zeek::detail::StmtList;
+using zeek::detail::ExprStmt;
+using zeek::detail::SpinStmt;
+using zeek::detail::CallExpr;
+using zeek::detail::ScriptFunc;
+using zeek::detail::BuiltinFunc;
+using zeek::detail::Frame;
+using zeek::detail::CallInfo;
+using zeek::detail::STMT_LIST;
+using zeek::detail::STMT_EXPR;
+using zeek::detail::STMT_SPIN;
+
+using zeek::detail::call_stack;
+#if ZEEK_GEN < 82
+using ::g_frame_stack;
+#endif
+using zeek::run_state::network_time;
+
+constexpr Func::Kind kScriptKind = Func::SCRIPT_FUNC;
+constexpr Func::Kind kBuiltinKind = Func::BUILTIN_FUNC;
+
+inline Stmt* body_stmts(const Func::Body& b) { return b.stmts.get(); }
+inline Func::Body make_body(Stmt* s) { return Func::Body{zeek::detail::StmtPtr(s), 0, nullptr}; }
+}   // namespace zd
+
+#endif

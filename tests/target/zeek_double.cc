@@ -1,0 +1,652 @@
+// zeek_double.cc - zeek-double, a TEST DOUBLE of Zeek's script interpreter for
+// zeek-spy's tests. This is NOT Zeek and contains no Zeek code.
+//
+// Zeek is not packaged for the machines zeek-spy is tested on, so the
+// end-to-end tests profile this program instead. Compiled with ZEEK_GEN = 30,
+// 80 or 82, it reproduces the interpreter objects and exported globals of Zeek
+// 3.0.1, 8.0.10 or 8.2.2 respectively (see layout_zeek30.h / layout_zeek8.h):
+// the same class names, namespaces, member offsets and .dynsym symbol names
+// that zeek-spy reads from a real zeek process.
+//
+// On top of those objects runs a minimal tree-walking "interpreter" with the
+// call protocol of the mirrored generation (push CallInfo, push or create a
+// Frame, set Frame::next_stmt per statement, pop on return) and a fixed,
+// deterministic script workload: one event with two handler bodies in two
+// files, five script functions with clearly different CPU shares, a BiF, call
+// depth five, and idle time with an empty call stack.
+//
+// The double knows its own ground truth: every change of the innermost frame
+// is timestamped and the elapsed wall time is charged to whatever was innermost
+// until then, so the per-function self times add up to the whole run. At exit
+// it can write them to a file that the tests compare with the profile.
+//
+// stdout carries only a checksum of the executed statement trace, which is the
+// same however long the program ran and whether or not it was profiled.
+
+#if !defined(ZEEK_GEN)
+#error "compile with -DZEEK_GEN=30, 80 or 82"
+#elif ZEEK_GEN == 30
+#include "layout_zeek30.h"
+#elif ZEEK_GEN == 80 || ZEEK_GEN == 82
+#include "layout_zeek8.h"
+#else
+#error "unsupported ZEEK_GEN"
+#endif
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+// ---------------------------------------------------------------------------
+// The exported globals, under the symbol names of the mirrored generation.
+// The executable is linked with -rdynamic, so these land in .dynsym as they do
+// in a real zeek.
+
+#if ZEEK_GEN == 30
+std::vector<CallInfo> call_stack;
+std::vector<Frame*> g_frame_stack;
+double network_time = 0.0;
+char version[] = "3.0.1";
+#else
+namespace zeek {
+namespace detail {
+std::vector<CallInfo> call_stack;
+}
+namespace run_state {
+double network_time = 0.0;
+}
+}   // namespace zeek
+#if ZEEK_GEN == 80
+std::vector<zeek::detail::Frame*> g_frame_stack;
+char version[] = "8.0.10";
+#else
+char version[] = "8.2.2";
+#endif
+#endif
+
+namespace zd {
+
+// ---------------------------------------------------------------------------
+// Memory visibility for an outside reader.
+//
+// zeek-spy reads call_stack, the Frames and next_stmt from another process at
+// arbitrary moments. Every store the interpreter makes to those structures is
+// followed by a compiler barrier, so that by the time the program goes on to
+// burn CPU, the structures in memory describe exactly what is running (x86 is
+// TSO, so no hardware fence is needed for a reader that stops or samples us).
+
+static inline void publish() { asm volatile("" ::: "memory"); }
+
+static int64_t now_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// ---------------------------------------------------------------------------
+// Ground truth: wall time charged to whatever is innermost.
+
+struct Slot {
+	const char* kind;   // "idle", "function", "body" or "bif"
+	std::string name;
+	std::string file;
+	int first_line;
+	int64_t ns;
+};
+
+class Ledger {
+public:
+	int add(const char* kind, std::string name, std::string file, int first_line)
+	{
+		slots_.push_back(Slot{kind, std::move(name), std::move(file), first_line, 0});
+		return int(slots_.size()) - 1;
+	}
+
+	void start(int slot)
+	{
+		cur_ = slot;
+		last_ = now_ns();
+		start_ = last_;
+	}
+
+	// Called at every change of the innermost frame (and once at the end).
+	// Bookkeeping between two calls is charged to the frame that was innermost
+	// while it ran, which is also what a sampler would have seen.
+	void switch_to(int slot)
+	{
+		int64_t now = now_ns();
+		slots_[cur_].ns += now - last_;
+		last_ = now;
+		cur_ = slot;
+	}
+
+	int current() const { return cur_; }
+	int64_t running_ns() const { return now_ns() - start_; }
+	// Up to the last switch: after the final switch_to(), the whole run.
+	int64_t elapsed_ns() const { return last_ - start_; }
+	const std::vector<Slot>& slots() const { return slots_; }
+
+private:
+	std::vector<Slot> slots_;
+	int cur_ = 0;
+	int64_t last_ = 0;
+	int64_t start_ = 0;
+};
+
+static Ledger ledger;
+static int idle_slot;
+
+// ---------------------------------------------------------------------------
+// The statement trace: FNV-1a over what the interpreter executes, read back
+// from the interpreter objects themselves. Identical for every iteration.
+
+static uint64_t trace = 0;
+
+static void trace_mix(const void* data, size_t len)
+{
+	const unsigned char* p = static_cast<const unsigned char*>(data);
+	for ( size_t i = 0; i < len; ++i ) {
+		trace ^= p[i];
+		trace *= 0x100000001b3ULL;
+	}
+}
+
+static void trace_mix_str(const char* s) { trace_mix(s, strlen(s)); }
+
+static void trace_mix_int(int64_t v) { trace_mix(&v, sizeof v); }
+
+static void trace_stmt(const Stmt* s)
+{
+	trace_mix_str(s->location->filename);
+	trace_mix_int(s->location->first_line);
+	trace_mix_int(int64_t(call_stack.size()));
+}
+
+// ---------------------------------------------------------------------------
+// Connection sizes. If every iteration took the same time, a profiler sampling
+// at a fixed rate whose period is near a multiple of the iteration length would
+// hit the same phase of the workload over and over, and its profile would be
+// wrong through no fault of its own. Real traffic is not periodic; the double
+// imitates that by scaling all work of an iteration, idle time included, by a
+// factor in [0.5, 1.5) drawn from a fixed pseudo-random sequence. The expected
+// shares do not change, and neither does the executed statement trace.
+
+static uint64_t size_state = 0x9e3779b97f4a7c15ULL;
+static double conn_scale = 1.0;
+
+static void next_connection_size()
+{
+	// xorshift64: deterministic, so every run sees the same sequence.
+	size_state ^= size_state << 13;
+	size_state ^= size_state >> 7;
+	size_state ^= size_state << 17;
+	conn_scale = 0.5 + double(size_state >> 11) * 0x1.0p-53;
+}
+
+// Busy-waits on the CPU for `ns` scaled by the connection size; the time is
+// charged by the ledger at the next switch.
+static void spin(int64_t ns)
+{
+	const int64_t start = now_ns();
+	const int64_t scaled = int64_t(double(ns) * conn_scale);
+	while ( now_ns() - start < scaled ) {
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The script workload, as Zeek would have parsed it from these files. Lines
+// are consistent: each statement lies inside its body's first..last_line.
+
+struct StmtDef {
+	int line;
+	int spin_us;          // > 0: an expensive statement burning this long
+	const char* callee;   // otherwise: a call of this function
+	int64_t arg_us;       // work asked of the callee (BiFs only)
+};
+
+static StmtDef spin_at(int line, int us) { return StmtDef{line, us, nullptr, 0}; }
+static StmtDef call_at(int line, const char* callee, int64_t arg_us = 0)
+{
+	return StmtDef{line, 0, callee, arg_us};
+}
+
+struct BodyDef {
+	const char* file;
+	int first_line;
+	int last_line;
+	std::vector<StmtDef> stmts;
+};
+
+struct FuncDef {
+	const char* name;
+	bool is_event;
+	std::vector<BodyDef> bodies;
+};
+
+static const char kEventDeclFile[] = "base/bif/event.bif.zeek";
+static const int kEventDeclLine = 227;
+
+// Per iteration ("connection"): on average about 3.2 ms of script time plus
+// about 0.8 ms idle. Intended self shares: HTTP::parse_request 25 %,
+// Conn::set_state 15 %, DNS::log_reply 10 %, Files::describe 7 %, md5_hash 7 %
+// (two call sites), Site::is_local_addr 4 %, each connection_state_remove body
+// 6 %, idle about 20 %. The deepest stack is connection_state_remove ->
+// HTTP::parse_request -> Files::describe -> Site::is_local_addr -> md5_hash.
+static std::vector<FuncDef> script_defs()
+{
+	return {
+		{"connection_state_remove", true,
+		 {{"base/protocols/http/main.zeek", 329, 341,
+		   {spin_at(331, 140), call_at(334, "HTTP::parse_request"), spin_at(338, 100)}},
+		  {"base/protocols/conn/main.zeek", 140, 156,
+		   {spin_at(142, 120), call_at(145, "Conn::set_state"),
+		    call_at(149, "DNS::log_reply"), spin_at(153, 120)}}}},
+		{"HTTP::parse_request", false,
+		 {{"base/protocols/http/utils.zeek", 41, 78,
+		   {spin_at(44, 500), call_at(52, "Files::describe"), spin_at(61, 500)}}}},
+		{"Files::describe", false,
+		 {{"base/frameworks/files/main.zeek", 470, 489,
+		   {spin_at(473, 280), call_at(481, "Site::is_local_addr")}}}},
+		{"Site::is_local_addr", false,
+		 {{"base/utils/site.zeek", 140, 152,
+		   {spin_at(143, 160), call_at(147, "md5_hash", 200)}}}},
+		{"Conn::set_state", false,
+		 {{"base/protocols/conn/main.zeek", 212, 238,
+		   {spin_at(215, 300), call_at(224, "md5_hash", 80), spin_at(231, 300)}}}},
+		{"DNS::log_reply", false,
+		 {{"base/protocols/dns/main.zeek", 388, 421,
+		   {spin_at(392, 200), spin_at(405, 200)}}}},
+	};
+}
+
+static const int kIdleUs = 750;   // usleep overshoots by ~50-100 us
+
+// The BiF: its cost is proportional to the "data" it is given.
+static void bif_md5_hash(int64_t arg_us)
+{
+	trace_mix_str("md5_hash");
+	trace_mix_int(arg_us);
+	spin(arg_us * 1000);
+}
+
+struct World {
+	const ScriptFunc* event = nullptr;   // connection_state_remove
+};
+
+// Filenames are shared, long-lived strings, as in Zeek's parser.
+static const char* intern_filename(const char* name)
+{
+	static std::map<std::string, const char*> names;
+	auto it = names.find(name);
+	if ( it != names.end() )
+		return it->second;
+	const char* copy = strdup(name);
+	names.emplace(name, copy);
+	return copy;
+}
+
+static Location* new_location(const char* file, int first, int last)
+{
+	return new Location(intern_filename(file), first, last);
+}
+
+// Builds the objects once at startup and never frees them, like Zeek's parsed
+// scripts; zeek-spy may resolve any of these addresses at any time.
+static World build_world()
+{
+	std::map<std::string, Func*> funcs;
+	const std::vector<FuncDef> defs = script_defs();
+
+	auto* md5 = new BuiltinFunc("md5_hash", bif_md5_hash);
+	funcs[md5->name] = md5;
+
+	for ( const FuncDef& d : defs ) {
+		Location* loc = d.is_event
+			? new_location(kEventDeclFile, kEventDeclLine, kEventDeclLine)
+			: new_location(d.bodies[0].file, d.bodies[0].first_line, d.bodies[0].last_line);
+		funcs[d.name] = new ScriptFunc(d.name, loc);
+	}
+
+	World w;
+	for ( const FuncDef& d : defs ) {
+		auto* fn = static_cast<ScriptFunc*>(funcs.at(d.name));
+		for ( const BodyDef& b : d.bodies ) {
+			auto* list = new StmtList(new_location(b.file, b.first_line, b.last_line));
+			for ( const StmtDef& s : b.stmts ) {
+				Location* sloc = new_location(b.file, s.line, s.line);
+				if ( s.spin_us > 0 ) {
+					list->stmts.push_back(new SpinStmt(int64_t(s.spin_us) * 1000, sloc));
+				} else {
+					auto* call = new CallExpr(funcs.at(s.callee), s.arg_us,
+					                          new_location(b.file, s.line, s.line));
+					list->stmts.push_back(new ExprStmt(call, sloc));
+				}
+			}
+			fn->bodies.push_back(make_body(list));
+
+			if ( d.is_event ) {
+				std::string body_name = std::string(d.name) + " " + b.file + ":" +
+				                        std::to_string(b.first_line);
+				fn->gt_slots.push_back(ledger.add("body", body_name, b.file, b.first_line));
+			} else {
+				fn->gt_slots.push_back(ledger.add("function", d.name, b.file, b.first_line));
+			}
+		}
+		if ( d.is_event )
+			w.event = fn;
+	}
+	md5->gt_slot = ledger.add("bif", md5->name, "<builtin>", 0);
+	return w;
+}
+
+// ---------------------------------------------------------------------------
+// The interpreter.
+
+static void invoke(const Func* func, const CallExpr* call);
+
+static void exec_stmt(const Stmt* s, Frame* f)
+{
+	switch ( s->tag ) {
+	case STMT_LIST:
+		for ( Stmt* sub : static_cast<const StmtList*>(s)->stmts ) {
+			f->next_stmt = sub;
+			publish();
+			exec_stmt(sub, f);
+		}
+		break;
+
+	case STMT_EXPR: {
+		const auto* call = static_cast<const CallExpr*>(static_cast<const ExprStmt*>(s)->e);
+		trace_stmt(s);
+		trace_mix_str(call->callee->name.c_str());
+		invoke(call->callee, call);
+		break;
+	}
+
+	case STMT_SPIN:
+		trace_stmt(s);
+		spin(static_cast<const SpinStmt*>(s)->spin_ns);
+		break;
+	}
+}
+
+// An event with several handlers is one Func with several bodies; they run in
+// order under the same CallInfo and Frame.
+static void run_script(const ScriptFunc* fn, Frame* f)
+{
+	for ( size_t i = 0; i < fn->bodies.size(); ++i ) {
+		ledger.switch_to(fn->gt_slots[i]);
+		exec_stmt(body_stmts(fn->bodies[i]), f);
+	}
+}
+
+static void run_builtin(const BuiltinFunc* bif, const CallExpr* call)
+{
+	ledger.switch_to(bif->gt_slot);
+	bif->func(call ? call->arg : 0);
+}
+
+#if ZEEK_GEN >= 82
+
+// 8.1+ model: every call gets a Frame, and it is a local of this C++ function,
+// so it lives on the native stack only while the call runs. CallInfo points at
+// it; the callee is reached through frame->function. A BiF's Frame never gets
+// a next_stmt; a script function's is null until its first statement starts.
+static void invoke(const Func* func, const CallExpr* call)
+{
+	const int caller_slot = ledger.current();
+
+	Frame frame(func, call);
+	call_stack.push_back(CallInfo{call, &frame});
+	publish();
+
+	if ( func->kind == kScriptKind )
+		run_script(static_cast<const ScriptFunc*>(func), &frame);
+	else
+		run_builtin(static_cast<const BuiltinFunc*>(func), call);
+
+	call_stack.pop_back();
+	publish();
+	ledger.switch_to(caller_slot);
+}
+
+#else
+
+// Up to 8.0: a call pushes a CallInfo naming the Func; a script function also
+// gets a heap Frame on g_frame_stack, a BiF gets none.
+//
+// The Frame goes on before the CallInfo and comes off after it, with a barrier
+// in between, so whenever call_stack names a script function its Frame is on
+// g_frame_stack. What a reader can still catch, for a few instructions after a
+// call starts, is a new Frame whose next_stmt is still null, as in Zeek.
+static void invoke(const Func* func, const CallExpr* call)
+{
+	const int caller_slot = ledger.current();
+
+	if ( func->kind == kScriptKind ) {
+		const auto* fn = static_cast<const ScriptFunc*>(func);
+		auto* frame = new Frame(fn, nullptr);
+		g_frame_stack.push_back(frame);
+		publish();
+		call_stack.push_back(CallInfo{call, func, nullptr});
+		publish();
+
+		run_script(fn, frame);
+
+		call_stack.pop_back();
+		publish();
+		g_frame_stack.pop_back();
+		publish();
+		delete frame;
+	} else {
+		call_stack.push_back(CallInfo{call, func, nullptr});
+		publish();
+
+		run_builtin(static_cast<const BuiltinFunc*>(func), call);
+
+		call_stack.pop_back();
+		publish();
+	}
+
+	ledger.switch_to(caller_slot);
+}
+
+#endif
+
+// ---------------------------------------------------------------------------
+// The main loop: one connection per iteration.
+
+static volatile sig_atomic_t stop_requested = 0;
+
+static void on_stop_signal(int) { stop_requested = 1; }
+
+struct Options {
+	double seconds = 5.0;
+	long iterations = 0;   // > 0: run exactly this many instead of a time limit
+	const char* ground_truth = nullptr;
+	bool quiet = false;
+};
+
+struct Result {
+	long iterations = 0;
+	double wall_seconds = 0.0;
+	uint64_t checksum = 0;
+	bool consistent = true;
+};
+
+// Fake packet clock: deterministic, advancing 4 ms per connection.
+static const double kFirstPacketTime = 1577836800.0;   // 2020-01-01
+static const double kPacketSpacing = 0.004;
+
+static Result run(const World& w, const Options& opt)
+{
+	Result r;
+	const int64_t limit_ns = int64_t(opt.seconds * 1e9);
+
+	ledger.start(idle_slot);
+	for ( long iter = 0;; ++iter ) {
+		network_time = kFirstPacketTime + double(iter) * kPacketSpacing;
+		publish();
+
+		// Waiting for packets: native time, empty call stack.
+		next_connection_size();
+		usleep(useconds_t(kIdleUs * conn_scale));
+
+		// The event manager dispatches the event: there is no call expression.
+		trace = 0xcbf29ce484222325ULL;
+		invoke(w.event, nullptr);
+
+		if ( iter == 0 )
+			r.checksum = trace;
+		else if ( trace != r.checksum )
+			r.consistent = false;
+		r.iterations = iter + 1;
+
+		if ( stop_requested )
+			break;
+		if ( opt.iterations > 0 ? r.iterations >= opt.iterations
+		                        : ledger.running_ns() >= limit_ns )
+			break;
+	}
+	ledger.switch_to(idle_slot);
+	r.wall_seconds = double(ledger.elapsed_ns()) / 1e9;
+	return r;
+}
+
+// ---------------------------------------------------------------------------
+// Ground truth file and command line.
+
+static bool write_ground_truth(const char* path, double wall_seconds)
+{
+	FILE* f = fopen(path, "w");
+	if ( ! f )
+		return false;
+
+	fprintf(f, "# zeek-double ground truth v1 (generation %s)\n", version);
+	fprintf(f, "total\t-\t-\t0\t%.6f\n", wall_seconds);
+	for ( const Slot& s : ledger.slots() )
+		fprintf(f, "%s\t%s\t%s\t%d\t%.6f\n", s.kind, s.name.c_str(), s.file.c_str(),
+		        s.first_line, double(s.ns) / 1e9);
+
+	bool ok = ! ferror(f);
+	return fclose(f) == 0 && ok;
+}
+
+static void usage(FILE* out)
+{
+	fprintf(out,
+	        "usage: zeek-double-<gen> [--seconds S] [--iterations N] [--ground-truth FILE] [--quiet]\n"
+	        "A test double of Zeek %s's script interpreter for zeek-spy's tests (not Zeek).\n"
+	        "  --seconds S         run the workload for S seconds of wall time (default 5)\n"
+	        "  --iterations N      run exactly N iterations instead; prints the wall time\n"
+	        "  --ground-truth FILE write the time spent per function/body/BiF at exit\n"
+	        "  --quiet             do not print the start banner\n",
+	        version);
+}
+
+// Accepts "--name value" and "--name=value".
+static const char* option_value(const char* name, int argc, char** argv, int* i)
+{
+	size_t n = strlen(name);
+	if ( strncmp(argv[*i], name, n) != 0 )
+		return nullptr;
+	if ( argv[*i][n] == '=' )
+		return argv[*i] + n + 1;
+	if ( argv[*i][n] == '\0' && *i + 1 < argc )
+		return argv[++*i];
+	return nullptr;
+}
+
+static bool parse_options(int argc, char** argv, Options* opt)
+{
+	for ( int i = 1; i < argc; ++i ) {
+		const char* v;
+		char* end;
+		if ( strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0 ) {
+			opt->quiet = true;
+		} else if ( strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ) {
+			usage(stdout);
+			exit(0);
+		} else if ( (v = option_value("--seconds", argc, argv, &i)) ) {
+			errno = 0;
+			opt->seconds = strtod(v, &end);
+			if ( errno || *end || end == v || ! (opt->seconds >= 0) )
+				return false;
+		} else if ( (v = option_value("--iterations", argc, argv, &i)) ) {
+			errno = 0;
+			opt->iterations = strtol(v, &end, 10);
+			if ( errno || *end || end == v || opt->iterations <= 0 )
+				return false;
+		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
+			opt->ground_truth = v;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+}   // namespace zd
+
+int main(int argc, char** argv)
+{
+	using namespace zd;
+
+	Options opt;
+	if ( ! parse_options(argc, argv, &opt) ) {
+		usage(stderr);
+		return 2;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, nullptr);
+	sigaction(SIGINT, &sa, nullptr);
+
+	// Never reallocated while running, so a reader never sees a stale array.
+	call_stack.reserve(64);
+#if ZEEK_GEN < 82
+	g_frame_stack.reserve(64);
+#endif
+
+	idle_slot = ledger.add("idle", "empty_call_stack", "-", 0);
+	const World world = build_world();
+
+	if ( ! opt.quiet ) {
+		fprintf(stderr, "zeek-double %s (test double of Zeek) pid %ld\n", version, long(getpid()));
+		fflush(stderr);
+	}
+
+	const Result r = run(world, opt);
+
+	// The checksum covers one iteration, so it does not depend on timing.
+	printf("zeek-double %s: workload checksum %016llx\n", version,
+	       static_cast<unsigned long long>(r.checksum));
+	fflush(stdout);
+	fprintf(stderr, "zeek-double %s: iterations %ld wall_seconds %.6f\n", version, r.iterations,
+	        r.wall_seconds);
+
+	int rc = 0;
+	if ( ! r.consistent ) {
+		fprintf(stderr, "zeek-double: error: iterations executed different statement traces\n");
+		rc = 1;
+	}
+	if ( opt.ground_truth && ! write_ground_truth(opt.ground_truth, r.wall_seconds) ) {
+		fprintf(stderr, "zeek-double: error: cannot write %s: %s\n", opt.ground_truth,
+		        strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
