@@ -27,12 +27,24 @@
 
 #include "zs_elf.h"
 
-/* Where separate debug files live (build-id tree and debuglink mirror). */
-#define DEBUG_DIR "/usr/lib/debug"
+/* Where separate debug files live (build-id tree and debuglink mirror);
+ * a build may point it elsewhere. */
+#ifndef ZS_DEBUG_DIR
+#define ZS_DEBUG_DIR "/usr/lib/debug"
+#endif
+#define DEBUG_DIR ZS_DEBUG_DIR
 
 /* Bounds on reference chasing: typedef/const chains, base-class depth, and
- * DIEs visited by one member lookup (bases included). */
-enum { PEEL_MAX = 16, BASE_DEPTH_MAX = 8, MEMBER_VISIT_MAX = 100000, QNAME_MAX = 256 };
+ * DIEs visited by one member lookup (bases included); and how many
+ * incomplete definitions of one class are examined (all definitions of a
+ * class are the same, so a later one would lack the same member). */
+enum {
+    PEEL_MAX = 16,
+    BASE_DEPTH_MAX = 8,
+    MEMBER_VISIT_MAX = 20000,
+    ATTEMPTS_MAX = 8,
+    QNAME_MAX = 256
+};
 
 /* ---- what each class contributes to the layout ---- */
 
@@ -88,11 +100,24 @@ typedef struct target {
     extract_fn extract;
 } target;
 
+/* A declaration of a wanted class seen in the current unit, whose
+ * definition may follow elsewhere in the unit with DW_AT_specification
+ * (GCC does that in type units: the declaration sits in the namespace,
+ * the definition at the unit's top level). */
+typedef struct decl {
+    Dwarf_Off offset;
+    int target, variant;
+} decl;
+
+enum { DECL_MAX = 32 };
+
 typedef struct scan {
     int prefer;                      /* V_NAMESPACED or V_GLOBAL */
+    decl decls[DECL_MAX];            /* of the unit being walked */
+    int ndecls;
     classes found_in[V_COUNT];       /* results per name variant */
     int found[T_COUNT][V_COUNT];
-    int missed[T_COUNT][V_COUNT];
+    int missed[T_COUNT][V_COUNT];    /* incomplete definitions seen */
     miss why[T_COUNT][V_COUNT];      /* first failure per class and variant */
     int done;
 } scan;
@@ -152,11 +177,41 @@ static int peel_type(Dwarf_Die *die, Dwarf_Die *out)
     return -1;
 }
 
+/* The definition of a class DIE: itself, or the type-unit definition its
+ * declaration names with DW_AT_signature. */
+static int class_definition(Dwarf_Die *die, Dwarf_Die *out)
+{
+    Dwarf_Attribute a;
+    Dwarf_Die def = *die;
+    if (is_declaration(&def) &&
+        (!dwarf_attr(&def, DW_AT_signature, &a) || !dwarf_formref_die(&a, &def)))
+        return -1;
+    if (!is_class_tag(dwarf_tag(&def)) || !is_definition(&def))
+        return -1;
+    *out = def;
+    return 0;
+}
+
 /* A peeled class type that is a full definition (not declared only). */
 static int member_class(Dwarf_Die *member, Dwarf_Die *cls)
 {
     return peel_type(member, cls) == 0 && is_class_tag(dwarf_tag(cls)) && is_definition(cls) ? 0
                                                                                               : -1;
+}
+
+/* A constant attribute's value. libdw sign-extends data1..data4 in
+ * dwarf_formsdata (an offset of 144 in data1 would read as -112), so only
+ * the signed forms are read as signed. */
+static int form_int(Dwarf_Attribute *a, Dwarf_Sword *v)
+{
+    unsigned int form = dwarf_whatform(a);
+    if (form == DW_FORM_sdata || form == DW_FORM_implicit_const)
+        return dwarf_formsdata(a, v);
+    Dwarf_Word u;
+    if (dwarf_formudata(a, &u) != 0 || u > INT64_MAX)
+        return -1;
+    *v = (Dwarf_Sword)u;
+    return 0;
 }
 
 /* DW_AT_data_member_location: a constant (DWARF 3+), or a DWARF 2 location
@@ -174,7 +229,7 @@ static int member_location(Dwarf_Die *member, int in_union, Dwarf_Word *off)
     case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4: case DW_FORM_data8:
     case DW_FORM_udata: case DW_FORM_sdata: case DW_FORM_implicit_const: {
         Dwarf_Sword v;
-        if (dwarf_formsdata(&a, &v) != 0 || v < 0)
+        if (form_int(&a, &v) != 0 || v < 0)
             return -1;
         *off = (Dwarf_Word)v;
         return 0;
@@ -271,10 +326,9 @@ static int nested_class(Dwarf_Die *cls, const char *name, Dwarf_Die *out)
     if (dwarf_child(cls, &child) != 0)
         return -1;
     do {
-        if (is_class_tag(dwarf_tag(&child)) && die_name_is(&child, name) && is_definition(&child)) {
-            *out = child;
+        if (is_class_tag(dwarf_tag(&child)) && die_name_is(&child, name) &&
+            class_definition(&child, out) == 0)
             return 0;
-        }
     } while (dwarf_siblingof(&child, &child) == 0);
     return -1;
 }
@@ -301,7 +355,7 @@ static int enumerator_value(Dwarf_Die *enum_type, const char *name, int32_t *out
         Dwarf_Attribute a;
         Dwarf_Sword v;
         if (dwarf_tag(&child) == DW_TAG_enumerator && die_name_is(&child, name) &&
-            dwarf_attr(&child, DW_AT_const_value, &a) && dwarf_formsdata(&a, &v) == 0 &&
+            dwarf_attr(&child, DW_AT_const_value, &a) && form_int(&a, &v) == 0 &&
             v >= INT32_MIN && v <= INT32_MAX) {
             *out = (int32_t)v;
             return 0;
@@ -397,7 +451,8 @@ static int extract_func_bodies(Dwarf_Die *cls, const char *qname, func_info *f, 
     snprintf(what, sizeof what, "%s::Body", qname);
     if (nested_class(cls, "Body", &body) != 0 && template_type(&vec, "_Tp", &body) != 0)
         return set_miss(m, "class", what, "stmts");
-    if (byte_size(&body, &f->body_size) != 0 || find_member(&body, "stmts", NULL, &f->body_stmts) != 0)
+    if (byte_size(&body, &f->body_size) != 0 ||
+        find_member(&body, "stmts", NULL, &f->body_stmts) != 0)
         return set_miss(m, "class", what, "stmts");
     return 0;
 }
@@ -449,24 +504,55 @@ static int namespace_wanted(const char *qname)
     size_t n = strlen(qname);
     for (int t = 0; t < T_COUNT; t++)
         for (int v = 0; v < V_COUNT; v++)
-            if (!strncmp(targets[t].names[v], qname, n) && !strncmp(targets[t].names[v] + n, "::", 2))
+            if (!strncmp(targets[t].names[v], qname, n) &&
+                !strncmp(targets[t].names[v] + n, "::", 2))
                 return 1;
     return 0;
+}
+
+static int find_target(const char *qname, int *variant)
+{
+    for (int t = 0; t < T_COUNT; t++)
+        for (int v = 0; v < V_COUNT; v++)
+            if (!strcmp(targets[t].names[v], qname)) {
+                *variant = v;
+                return t;
+            }
+    return -1;
+}
+
+static void remember_decl(scan *s, Dwarf_Die *die, const char *qname)
+{
+    int v, t = find_target(qname, &v);
+    if (t >= 0 && s->ndecls < DECL_MAX)
+        s->decls[s->ndecls++] = (decl){dwarf_dieoffset(die), t, v};
+}
+
+/* The qualified name of a definition that completes an earlier declaration. */
+static const char *specified_name(const scan *s, Dwarf_Attribute *spec)
+{
+    Dwarf_Die d;
+    if (!dwarf_formref_die(spec, &d))
+        return NULL;
+    Dwarf_Off off = dwarf_dieoffset(&d);
+    for (int i = 0; i < s->ndecls; i++)
+        if (s->decls[i].offset == off)
+            return targets[s->decls[i].target].names[s->decls[i].variant];
+    return NULL;
 }
 
 static void consider_class(scan *s, Dwarf_Die *cls, const char *qname)
 {
     for (int t = 0; t < T_COUNT; t++) {
         for (int v = 0; v < V_COUNT; v++) {
-            if (s->found[t][v] || strcmp(targets[t].names[v], qname))
+            if (s->found[t][v] || s->missed[t][v] >= ATTEMPTS_MAX ||
+                strcmp(targets[t].names[v], qname))
                 continue;
             miss m;
             if (targets[t].extract(cls, qname, &s->found_in[v], &m) == 0)
                 s->found[t][v] = 1;
-            else if (!s->missed[t][v]) {
+            else if (!s->missed[t][v]++)
                 s->why[t][v] = m;
-                s->missed[t][v] = 1;
-            }
         }
     }
     int all = 1;
@@ -491,10 +577,19 @@ static void walk_scope(scan *s, Dwarf_Die *parent, const char *scope)
         if (!name || snprintf(qname, sizeof qname, "%s%s%s", scope, *scope ? "::" : "", name) >=
                          (int)sizeof qname)
             continue;
+        Dwarf_Attribute spec;
         if (tag == DW_TAG_namespace) {
             if (namespace_wanted(qname))
                 walk_scope(s, &child, qname);
-        } else if (is_definition(&child)) {
+        } else if (is_declaration(&child)) {
+            remember_decl(s, &child, qname);
+        } else if (!dwarf_haschildren(&child)) {
+            continue;
+        } else if (dwarf_attr(&child, DW_AT_specification, &spec)) {
+            const char *specified = specified_name(s, &spec);
+            if (specified)
+                consider_class(s, &child, specified);
+        } else {
             consider_class(s, &child, qname);
         }
     } while (!s->done && dwarf_siblingof(&child, &child) == 0);
@@ -507,6 +602,7 @@ static void scan_units(scan *s, Dwarf *dw)
     uint8_t unit_type;
     Dwarf_Die cudie, subdie;
     while (!s->done && dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
+        s->ndecls = 0;
         /* A skeleton's types are in its split unit (-gsplit-dwarf). */
         if (unit_type == DW_UT_skeleton) {
             if (dwarf_cu_info(cu, NULL, NULL, NULL, &subdie, NULL, NULL, NULL) == 0 &&
@@ -778,6 +874,12 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
     Dwarf *alt = s->done ? NULL : dwarf_getalt(d.dw);
     if (alt)
         scan_units(s, alt);
+    const char *alt_name = NULL;
+    const void *alt_id;
+    char alt_note[PATH_MAX + 64] = "";
+    if (!s->done && !alt && dwelf_dwarf_gnu_debugaltlink(d.dw, &alt_name, &alt_id) > 0 && alt_name)
+        snprintf(alt_note, sizeof alt_note, " (its dwz supplementary file %s was not found)",
+                 alt_name);
 
     int rc = 0, variant[T_COUNT];
     const char *where = strcmp(d.path, exe_path) ? d.path : NULL;
@@ -796,8 +898,8 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
             snprintf(what, sizeof what, "class %s", targets[t].names[v]);
             snprintf(member, sizeof member, "%s", targets[t].first_member);
         }
-        rc = zs_fail(err, ZS_E_LAYOUT, "%s: DWARF%s%s has no %s with member %s; pass --layout FILE",
-                     exe_path, where ? " in " : "", where ? where : "", what, member);
+        rc = zs_fail(err, ZS_E_LAYOUT,
+                     "%s: DWARF%s%s%s has no %s with member %s; pass --layout FILE", exe_path, where ? " in " : "", where ? where : "", alt_note, what, member);
     }
     if (!rc)
         rc = fill_layout(s, variant, sym, exe_path, out, err);

@@ -206,17 +206,19 @@ static int vector_ok(const uint64_t v[3], uint64_t elem)
 {
     if (!v[0])
         return !v[1] && !v[2];
+    /* The capacity too is a whole number of elements. */
     return v[0] <= v[1] && v[1] <= v[2] && v[0] % 8 == 0 && (v[1] - v[0]) % elem == 0 &&
-           (v[1] - v[0]) / elem <= 100000;
+           (v[2] - v[0]) % elem == 0 && (v[1] - v[0]) / elem <= 100000;
 }
 
-int rec_target_check(const rec_target *t, zs_error *err)
+/* One look at the live call stack; 1 when it was empty (nothing to check
+ * beyond the vectors), 0 when a Func was read and looked right. */
+static int check_once(const rec_target *t, zs_memory *mem, zs_error *err)
 {
     pid_t pid = t->pid;
-    zs_memory mem = rec_live_memory(&pid);
     const zs_layout *l = &t->layout;
     uint64_t cs[3], fs[3];
-    if (zs_mem_read(&mem, t->call_stack, cs, sizeof cs))
+    if (zs_mem_read(mem, t->call_stack, cs, sizeof cs))
         return zs_fail(err, ZS_E_LAYOUT, "pid %d: cannot read call_stack", (int)pid);
     if (!vector_ok(cs, (uint64_t)l->callinfo_size))
         return zs_fail(err, ZS_E_LAYOUT,
@@ -224,27 +226,27 @@ int rec_target_check(const rec_target *t, zs_error *err)
                        "(wrong layout for Zeek %s? see --layout)",
                        (int)pid, l->callinfo_size, t->zeek_version);
     if (t->frame_stack) {
-        if (zs_mem_read(&mem, t->frame_stack, fs, sizeof fs) || !vector_ok(fs, 8))
+        if (zs_mem_read(mem, t->frame_stack, fs, sizeof fs) || !vector_ok(fs, 8))
             return zs_fail(err, ZS_E_LAYOUT, "pid %d: g_frame_stack does not look like a vector "
                            "of pointers (wrong layout? see --layout)", (int)pid);
     }
     if (cs[0] == cs[1])
-        return 0; /* idle: nothing more to look at now */
+        return 1;
     uint8_t ci[256];
     uint64_t func;
-    if (zs_mem_read(&mem, cs[0], ci, (size_t)l->callinfo_size))
+    if (zs_mem_read(mem, cs[0], ci, (size_t)l->callinfo_size))
         return zs_fail(err, ZS_E_LAYOUT, "pid %d: call_stack points at unreadable memory", (int)pid);
     if (l->model == ZS_MODEL_FRAME_STACK) {
         memcpy(&func, ci + l->callinfo_func, 8);
     } else {
         uint64_t frame;
         memcpy(&frame, ci + l->callinfo_frame, 8);
-        if (!frame || zs_mem_read(&mem, frame + (uint64_t)l->frame_function, &func, 8))
+        if (!frame || zs_mem_read(mem, frame + (uint64_t)l->frame_function, &func, 8))
             return zs_fail(err, ZS_E_LAYOUT, "pid %d: CallInfo.frame is unreadable (wrong "
                            "model or layout? see --layout)", (int)pid);
     }
     zs_func_info fi;
-    if (zs_resolve_func(&mem, l, func, &fi))
+    if (zs_resolve_func(mem, l, func, &fi))
         return zs_fail(err, ZS_E_LAYOUT, "pid %d: the outermost call's Func cannot be read with "
                        "this layout (wrong layout for Zeek %s? see --layout)",
                        (int)pid, t->zeek_version);
@@ -255,5 +257,23 @@ int rec_target_check(const rec_target *t, zs_error *err)
     if (!printable)
         return zs_fail(err, ZS_E_LAYOUT, "pid %d: Func name is not printable text (wrong layout "
                        "for Zeek %s? see --layout)", (int)pid, t->zeek_version);
+    return 0;
+}
+
+int rec_target_check(const rec_target *t, zs_error *err)
+{
+    pid_t pid = t->pid;
+    zs_memory mem = rec_live_memory(&pid);
+    /* The target runs meanwhile: look a few times so that an idle moment
+     * does not hide a wrong layout, without stopping it. A read that races
+     * with a change can fail once; a wrong layout fails every time. */
+    int failures = 0, rc = 1;
+    for (int tries = 0; tries < 40 && rc != 0; tries++) {
+        rc = check_once(t, &mem, err);
+        if (rc < 0 && ++failures >= 3)
+            return -1;
+        if (rc != 0)
+            usleep(5000);
+    }
     return 0;
 }

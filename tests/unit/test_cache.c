@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,21 +170,21 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* The name of the one file in dir starting with prefix and ending with
- * suffix ("" for any), or "" when there is not exactly one. */
-static const char *find_one(const char *dir, const char *prefix, const char *suffix)
+/* The one cache.sqlite.bad-* main file in dir (not its -wal or -shm), or ""
+ * when there is not exactly one. */
+static const char *set_aside_file(const char *dir)
 {
     static char found[512];
     found[0] = '\0';
     int n = 0;
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
-        size_t len = strlen(e->d_name), sl = strlen(suffix);
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len >= sl &&
-            strcmp(e->d_name + len - sl, suffix) == 0) {
-            snprintf(found, sizeof found, "%s/%s", dir, e->d_name);
-            n++;
-        }
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "cache.sqlite.bad-", 17) != 0 ||
+            (len > 4 && (!strcmp(e->d_name + len - 4, "-wal") || !strcmp(e->d_name + len - 4, "-shm"))))
+            continue;
+        snprintf(found, sizeof found, "%s/%s", dir, e->d_name);
+        n++;
     }
     if (d)
         closedir(d);
@@ -439,28 +440,11 @@ static void test_garbage_file_set_aside(void)
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "is corrupt");
 
-    /* The old file and its -wal moved aside together, untouched. */
-    const char *bad_main = "";
-    DIR *d = opendir(path_in("garbage"));
-    int nbad = 0, nbad_wal = 0;
-    static char main_name[600];
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, "cache.sqlite.bad-", 17) != 0)
-            continue;
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, "-wal") == 0) {
-            nbad_wal++;
-        } else {
-            nbad++;
-            snprintf(main_name, sizeof main_name, "%s/%s", path_in("garbage"), e->d_name);
-            bad_main = main_name;
-        }
-    }
-    if (d)
-        closedir(d);
-    /* SQLite itself may drop the stale -wal when it closes the bad file;
-     * it must not survive beside the rebuilt cache either way. */
-    CHECK(nbad == 1 && nbad_wal <= 1);
+    /* The old file is kept, untouched. SQLite itself may drop the stale
+     * -wal when it closes the bad file; it must not stay beside the rebuilt
+     * cache either way. */
+    const char *bad_main = set_aside_file(path_in("garbage"));
+    CHECK(bad_main[0] != '\0');
     struct stat st;
     CHECK(stat(wal, &st) != 0 || st.st_size != 9);
     FILE *f = fopen(bad_main, "rb");
@@ -493,7 +477,7 @@ static void test_newer_version_set_aside(void)
     conv_cache *c = open_capturing(path, &err, printed, sizeof printed);
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "schema version 99");
-    CHECK(sql_int(find_one(path_in("newer"), "cache.sqlite.bad-", ""), "PRAGMA user_version") == 99);
+    CHECK(sql_int(set_aside_file(path_in("newer")), "PRAGMA user_version") == 99);
     CHECK(sql_int(path, "PRAGMA user_version") == 1);
     conv_profile *p = make_profile(21, 20, 50);
     CHECK(c && conv_cache_store(c, "k", p, &err) == 0);
@@ -513,7 +497,7 @@ static void test_foreign_database_set_aside(void)
     conv_cache *c = open_capturing(path, &err, printed, sizeof printed);
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "not a zeek-spy cache");
-    CHECK(sql_int(find_one(path_in("foreign"), "cache.sqlite.bad-", ""), "SELECT count(*) FROM notes") == 1);
+    CHECK(sql_int(set_aside_file(path_in("foreign")), "SELECT count(*) FROM notes") == 1);
     conv_cache_close(c);
 }
 
@@ -716,8 +700,71 @@ static void test_two_openers_one_set_aside(void)
     if (f)
         fclose(f);
     check_set_aside_warning(printed, path, "is corrupt");
-    CHECK(find_one(path_in("race"), "cache.sqlite.bad-", "")[0] != '\0');
+    CHECK(set_aside_file(path_in("race"))[0] != '\0');
     CHECK(sql_int(path, "SELECT count(*) FROM recordings") == OPENERS);
+}
+
+/* A converter killed mid-store leaves every entry whole or absent. */
+static void test_killed_writer(void)
+{
+    const char *path = path_in("killed/cache.sqlite");
+    enum { MAX_STORES = 2000 };
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        zs_error err = {0};
+        conv_cache *c = conv_cache_open(path, &err);
+        if (!c || write(ready[1], "r", 1) != 1)
+            _exit(1);
+        for (int i = 0; i < MAX_STORES; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "k%d", i);
+            conv_profile *p = make_profile(3000 + (unsigned)i, 60, 300);
+            conv_cache_store(c, key, p, &err);
+            conv_profile_free(p);
+        }
+        _exit(0);
+    }
+    CHECK(pid > 0);
+    close(ready[1]);
+    char b;
+    CHECK(read(ready[0], &b, 1) == 1);
+    close(ready[0]);
+    usleep(150 * 1000);
+    kill(pid, SIGKILL);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status)); /* killed, not finished */
+
+    zs_error err = {0};
+    char printed[2048];
+    conv_cache *c = open_capturing(path, &err, printed, sizeof printed);
+    CHECK(c != NULL && printed[0] == '\0');
+    if (!c)
+        return;
+    int stored = 0, missing = 0, bad = 0;
+    for (int i = 0; i < MAX_STORES; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k%d", i);
+        conv_profile *want = make_profile(3000 + (unsigned)i, 60, 300), *got = NULL;
+        int rc = conv_cache_load(c, key, &got, &err);
+        if (rc == 1 && !missing && profiles_equal(got, want))
+            stored++;
+        else if (rc == 0)
+            missing++;
+        else
+            bad++;
+        conv_profile_free(got);
+        conv_profile_free(want);
+        if (missing > 3)
+            break;
+    }
+    CHECK(stored > 0 && bad == 0);
+    printf("writer killed after %d whole stores, nothing partial\n", stored);
+    conv_cache_close(c);
 }
 
 static double now_ms(void)
@@ -772,6 +819,7 @@ int main(void)
     test_cannot_create();
     test_two_writers();
     test_two_openers_one_set_aside();
+    test_killed_writer();
     test_load_speed();
     if (!check_failures)
         remove_tree(tmp);

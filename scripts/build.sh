@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds zeek-spy into build/ (or $BUILD_DIR).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build}
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+echo "zeek-spy: built in $build" >&2
