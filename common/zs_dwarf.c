@@ -899,7 +899,8 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
             snprintf(member, sizeof member, "%s", targets[t].first_member);
         }
         rc = zs_fail(err, ZS_E_LAYOUT,
-                     "%s: DWARF%s%s%s has no %s with member %s; pass --layout FILE", exe_path, where ? " in " : "", where ? where : "", alt_note, what, member);
+                     "%s: DWARF%s%s%s has no %s with member %s; pass --layout FILE", exe_path,
+                     where ? " in " : "", where ? where : "", alt_note, what, member);
     }
     if (!rc)
         rc = fill_layout(s, variant, sym, exe_path, out, err);

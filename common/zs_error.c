@@ -43,7 +43,16 @@ const char *zs_code_message(zs_code code)
 
 void zs_error_print(const char *prog, const zs_error *err)
 {
-    fprintf(stderr, "%s: error: %s: %s\n", prog, zs_code_message(err->code), err->detail);
+    /* Details can quote bytes from a hostile file: keep the terminal safe
+     * and the message on one line. */
+    char detail[sizeof err->detail];
+    size_t i = 0;
+    for (; err->detail[i] && i + 1 < sizeof detail; i++) {
+        unsigned char c = (unsigned char)err->detail[i];
+        detail[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    detail[i] = '\0';
+    fprintf(stderr, "%s: error: %s: %s\n", prog, zs_code_message(err->code), detail);
 }
 
 int zs_exit_status(const zs_error *err)

@@ -22,7 +22,8 @@ typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
     ZS_REC_PROCESS = 2,  /* varint pid, kv pairs: exe, build_id, zeek_version, layout, ... */
     ZS_REC_STACK = 3,    /* varint id, varint pid, varint n, n x (varint func, varint stmt) */
-    ZS_REC_SAMPLE = 4,   /* varint dt_us since the previous sample, varint stack id */
+    ZS_REC_SAMPLES = 4,  /* varint n, n x varint dt_us (since the previous sample),
+                            n x varint stack id: a batch, in columns */
     ZS_REC_SNAPSHOT = 5, /* varint pid, varint address, varint length, bytes */
     ZS_REC_EVENT = 6,    /* varint t_us, varint pid, varint kind, varint value, string */
     ZS_REC_TRAILER = 7,  /* varint samples, varint skipped, varint end t_us */
@@ -50,7 +51,8 @@ enum {
     ZS_MAX_FRAMES = 1024,           /* frames per stack */
     ZS_MAX_KV = 256,                /* pairs per header/process record */
     ZS_MAX_FRAME_BYTES = 64 << 20,  /* decompressed bytes per zstd frame */
-    ZS_MAX_SNAPSHOT_BYTES = 1 << 20 /* one snapshot region */
+    ZS_MAX_SNAPSHOT_BYTES = 1 << 20, /* one snapshot region */
+    ZS_SAMPLE_BATCH = 4096           /* samples per SAMPLES record (writer) */
 };
 
 typedef struct zs_kv {

@@ -1,5 +1,16 @@
 /* Built-in layouts for x86_64 GCC/libstdc++ builds of Zeek, keyed by the
- * major.minor of the version string. Each entry says how it was verified. */
+ * version string: a key "M.m" matches every "M.m.p" (and "M.m.p-debug",
+ * "M.m.p-rc1", ...), a key "M.m.p" only that patch release. The first match
+ * wins, so patch-release keys come before their series' key.
+ *
+ * Each entry says how it was obtained. "Verified" entries were compared
+ * with the DWARF of a real build. "Derived" entries were computed from that
+ * release's headers: the data members of Obj/BroObj, Location, Func (and
+ * Func::Body), CallInfo and Frame, with their base classes, vtables and
+ * member types, were reproduced in a scratch C++ file and their offsets
+ * printed with GCC 12 (Debian 12) and libstdc++; the same method gives the
+ * verified numbers for 3.0.1, 8.0.10 and 8.2.2. Derived entries have not
+ * been checked against a real build's DWARF. docs/layouts.md has the table. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +20,8 @@
 #define LIBSTDCXX .vector_begin = 0, .vector_end = 8, .string_data = 0, .string_size = 8
 
 /* Zeek 3.0: Location has a vtable; Func::kind is a 4-byte enum.
- * Verified against the DWARF of a real Zeek 3.0.1 (GCC 12). */
+ * Verified against the DWARF of a real Zeek 3.0.1 (GCC 12).
+ * Used for 3.0.0 and 3.0.1 only (src/Frame.h is the same in both). */
 static const zs_layout zeek_3_0 = {
     .model = ZS_MODEL_FRAME_STACK,
     .sym_call_stack = "call_stack",
@@ -22,6 +34,156 @@ static const zs_layout zeek_3_0 = {
     .location_filename = 8, .location_first_line = 16, .location_last_line = 20,
     .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
     .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 3.0.2 - 3.0.14: as 3.0.1, but 3.0.2 ("Fix reference counting issues
+ * related to lambdas/closures") added Frame::weak_refs and
+ * Frame::weak_closure_ref before next_stmt, which moves it from 144 to 160
+ * (Frame 224 bytes). Derived from the v3.0.2 and v3.0.14 headers (src/Obj.h,
+ * src/Func.h, src/Frame.h, src/List.h; identical in between), offsets
+ * computed with GCC 12; not checked against a real build's DWARF. */
+static const zs_layout zeek_3_0_2 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "call_stack",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "network_time",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 160, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 8, .location_first_line = 16, .location_last_line = 20,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 3.1: Location lost its vtable (filename 0, lines 8/12); BroObj, Func
+ * and Frame as in 3.0.2+ (List<T> still has two non-static const int
+ * members, 24 bytes). Plain symbols. Derived from the v3.1.5 headers
+ * (src/Obj.h, src/Func.h, src/Frame.h, src/List.h; the same in v3.1.0),
+ * offsets computed with GCC 12; not checked against a real build's DWARF. */
+static const zs_layout zeek_3_1 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "call_stack",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "network_time",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 160, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 3.2: the big move into namespaces. call_stack is already
+ * zeek::detail::call_stack (src/Func.cc), but network_time is still the
+ * plain global of src/Net.cc (zeek::run_state came in 4.0). Frame was
+ * reworked (bools packed after size, unique_ptr'd element array and offset
+ * map, 16-byte List): next_stmt 88 (Frame 120). Func gained unique_id
+ * before type, which leaves kind 56 and name 72 where they were. Derived
+ * from the v3.2.4 headers (src/Obj.h, src/Func.h, src/Frame.h, src/List.h;
+ * the same in v3.2.0), offsets computed with GCC 12; not checked against a
+ * real build's DWARF. */
+static const zs_layout zeek_3_2 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "network_time",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 88, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 4.0: the layout of 3.2; network_time moved to
+ * zeek::run_state::network_time (new src/RunState.h/.cc). Derived from the
+ * v4.0.9 headers (src/Obj.h, src/Func.h, src/Frame.h, src/RunState.h; Obj.h
+ * of 4.0.0/4.0.1 differs only in an #include), offsets computed with GCC 12;
+ * not checked against a real build's DWARF. */
+static const zs_layout zeek_4_0 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 88, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 4.1, 4.2 and 5.0: Frame gained current_offset, captures and
+ * captures_offset_map before next_stmt: next_stmt 112 (Frame 152 in 4.x,
+ * 160 in 5.0, which added Frame::assoc after it; 5.0 also dropped
+ * Func::unique_id, which does not move kind or name). Derived from the
+ * v4.1.1, v4.2.2 and v5.0.10 headers (src/Obj.h, src/Func.h, src/Frame.h;
+ * each the same across its series but for comments and declarations),
+ * offsets computed with GCC 12; not checked against a real build's DWARF. */
+static const zs_layout zeek_4_1 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 112, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 5.1: capture-by-reference closures removed ("removed deprecated
+ * capture-by-reference closures"), taking closure, outer_ids and
+ * offset_map out of Frame: next_stmt 80 (Frame 120). Derived from the
+ * v5.1.3 headers (src/Obj.h, src/Func.h, src/Frame.h; the same in v5.1.0),
+ * offsets computed with GCC 12; not checked against a real build's DWARF. */
+static const zs_layout zeek_5_1 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 80, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 16, .body_stmts = 0,
+    LIBSTDCXX,
+};
+
+/* Zeek 5.2 - 7.2: event groups ("Reintroduce event groups") put a
+ * std::set<EventGroupPtr> and a bool into Func::Body, which grows from 16 to
+ * 72 bytes; kind is still a 4-byte enum. Frame as in 5.1 (6.0 dropped
+ * Frame::call_loc after next_stmt; 6.2 added Func::all_bodies_enabled after
+ * name; neither moves an offset read here). Derived from the v5.2.2, v6.0.9,
+ * v6.1.1, v6.2.1, v7.0.11, v7.1.1 and v7.2.2 headers (src/Obj.h,
+ * src/Func.h, src/Frame.h; each the same across its series), offsets
+ * computed with GCC 12; not checked against a real build's DWARF. */
+static const zs_layout zeek_5_2 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 80, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 72, .body_stmts = 0,
     LIBSTDCXX,
 };
 
@@ -43,7 +205,12 @@ static const zs_layout zeek_8_0 = {
 };
 
 /* Zeek 8.1 on: g_frame_stack is gone, CallInfo is {call, frame} and the
- * Frame carries the function. Verified against the DWARF of a real 8.2.2. */
+ * Frame carries the function. Verified against the DWARF of a real 8.2.2.
+ * Also used for 8.1 and 9.0, whose headers give the same offsets (derived
+ * from the v8.1.2 headers and from v9.0.0-rc1, the newest 9.0 tag in the
+ * snapshot, which is also the head of release/9.0; src/Obj.h, src/Func.h,
+ * src/Frame.h; offsets computed with GCC 12; neither checked against a real
+ * build's DWARF). */
 static const zs_layout zeek_8_2 = {
     .model = ZS_MODEL_CALLINFO_FRAME,
     .sym_call_stack = "_ZN4zeek6detail10call_stackE",
@@ -60,31 +227,71 @@ static const zs_layout zeek_8_2 = {
 };
 
 typedef struct entry {
-    const char *major_minor; /* "3.0" matches "3.0.1", "3.0.13-debug" */
+    /* "3.0" matches "3.0.13", "3.0.13-debug"; "3.0.1" matches "3.0.1",
+     * "3.0.1-debug" but not "3.0.10". */
+    const char *prefix;
     const zs_layout *layout;
 } entry;
 
 static const entry table[] = {
-    {"3.0", &zeek_3_0},
+    {"3.0.0", &zeek_3_0},
+    {"3.0.1", &zeek_3_0},
+    {"3.0", &zeek_3_0_2},
+    {"3.1", &zeek_3_1},
+    {"3.2", &zeek_3_2},
+    {"4.0", &zeek_4_0},
+    {"4.1", &zeek_4_1},
+    {"4.2", &zeek_4_1},
+    {"5.0", &zeek_4_1},
+    {"5.1", &zeek_5_1},
+    {"5.2", &zeek_5_2},
+    {"6.0", &zeek_5_2},
+    {"6.1", &zeek_5_2},
+    {"6.2", &zeek_5_2},
+    {"7.0", &zeek_5_2},
+    {"7.1", &zeek_5_2},
+    {"7.2", &zeek_5_2},
     {"8.0", &zeek_8_0},
+    {"8.1", &zeek_8_2},
     {"8.2", &zeek_8_2},
+    {"9.0", &zeek_8_2},
 };
+enum { TABLE_SIZE = sizeof table / sizeof table[0] };
 
 const zs_layout *zs_layout_builtin(const char *zeek_version)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        size_t n = strlen(table[i].major_minor);
-        if (!strncmp(zeek_version, table[i].major_minor, n) &&
+    if (!zeek_version)
+        return NULL;
+    for (size_t i = 0; i < TABLE_SIZE; i++) {
+        size_t n = strlen(table[i].prefix);
+        if (!strncmp(zeek_version, table[i].prefix, n) &&
             (zeek_version[n] == '.' || zeek_version[n] == '-' || zeek_version[n] == '\0'))
             return table[i].layout;
     }
     return NULL;
 }
 
+/* Length of the "major.minor" part of a key. */
+static size_t major_minor_len(const char *key)
+{
+    const char *dot = strchr(key, '.');
+    const char *dot2 = dot ? strchr(dot + 1, '.') : NULL;
+    return dot2 ? (size_t)(dot2 - key) : strlen(key);
+}
+
 void zs_layout_builtin_versions(char *buf, size_t size)
 {
     size_t n = 0;
+    if (!size)
+        return;
     buf[0] = '\0';
-    for (size_t i = 0; i < sizeof table / sizeof table[0] && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%s.x", i ? ", " : "", table[i].major_minor);
+    /* One "M.m.x" per series: the patch-release keys are covered by it. */
+    for (size_t i = 0; i < TABLE_SIZE && n < size; i++) {
+        size_t len = major_minor_len(table[i].prefix);
+        if (i && major_minor_len(table[i - 1].prefix) == len &&
+            !strncmp(table[i - 1].prefix, table[i].prefix, len))
+            continue;
+        n += (size_t)snprintf(buf + n, size - n, "%s%.*s.x", n ? ", " : "", (int)len,
+                              table[i].prefix);
+    }
 }

@@ -35,6 +35,10 @@ struct zs_reader {
     uint64_t t_us;
     uint64_t skipped_records;
 
+    /* The SAMPLES record being handed out one sample at a time. */
+    size_t batch_left;
+    zs_cursor batch_dt, batch_id;
+
     /* Scratch for the record being returned. */
     zs_kv kv[ZS_MAX_KV];
     zs_frame frames[ZS_MAX_FRAMES];
@@ -177,6 +181,10 @@ static int corrupt(zs_reader *r, const char *what, zs_error *err)
 
 static int read_preamble(zs_reader *r, zs_error *err)
 {
+    if (r->truncated && r->frame.len < ZS_MAGIC_LEN + 1)
+        return zs_fail(err, ZS_E_TRUNCATED,
+                       "%s: offset 0: cut short inside its first zstd frame; nothing to recover",
+                       r->name);
     zs_cursor c = {r->frame.data, r->frame.data + r->frame.len};
     const uint8_t *magic;
     uint64_t version;
@@ -238,6 +246,19 @@ static int get_u32(zs_cursor *c, uint32_t *v)
     return 0;
 }
 
+/* The next sample of the current batch (already validated). */
+static int next_sample(zs_reader *r, zs_record *rec)
+{
+    uint64_t dt;
+    rec->type = ZS_REC_SAMPLE;
+    zs_get_varint(&r->batch_dt, &dt);
+    zs_get_varint(&r->batch_id, &rec->sample.stack_id);
+    r->t_us += dt;
+    rec->sample.t_us = r->t_us;
+    r->batch_left--;
+    return 0;
+}
+
 static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
 {
     rec->type = type;
@@ -259,13 +280,25 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
         rec->stack.nframes = n;
         rec->stack.frames = r->frames;
         return 0;
-    case ZS_REC_SAMPLE: {
-        uint64_t dt;
-        if (zs_get_varint(c, &dt) || zs_get_varint(c, &rec->sample.stack_id))
+    case ZS_REC_SAMPLES: {
+        /* Check the whole batch now: two columns of n varints that fill
+         * the payload exactly. Samples are then handed out one by one. */
+        uint64_t v;
+        if (zs_get_varint(c, &n) || n == 0 || n > (uint64_t)(c->end - c->p))
             return -1;
-        r->t_us += dt;
-        rec->sample.t_us = r->t_us;
-        return 0;
+        r->batch_dt = *c;
+        for (uint64_t i = 0; i < n; i++)
+            if (zs_get_varint(c, &v))
+                return -1;
+        r->batch_id = (zs_cursor){c->p, c->end};
+        r->batch_dt.end = c->p;
+        for (uint64_t i = 0; i < n; i++)
+            if (zs_get_varint(c, &v))
+                return -1;
+        if (c->p != c->end)
+            return -1;
+        r->batch_left = (size_t)n;
+        return next_sample(r, rec);
     }
     case ZS_REC_SNAPSHOT:
         if (get_u32(c, &rec->snapshot.pid) || zs_get_varint(c, &rec->snapshot.addr) ||
@@ -294,6 +327,11 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
 
 int zs_reader_next(zs_reader *r, zs_record *rec, zs_error *err)
 {
+    if (r->batch_left) {
+        next_sample(r, rec);
+        rec->offset = r->frame_offset;
+        return 1;
+    }
     for (;;) {
         if (r->at_end)
             return 0;

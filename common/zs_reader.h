@@ -10,6 +10,9 @@
 
 typedef struct zs_reader zs_reader;
 
+/* The reader hands a SAMPLES batch out as one record per sample. */
+#define ZS_REC_SAMPLE ZS_REC_SAMPLES
+
 typedef struct zs_record {
     zs_record_type type;
     uint64_t offset; /* byte offset in the file of the zstd frame holding it */

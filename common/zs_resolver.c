@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PAGE = 4096, CHUNK = 64 };
+/* Strings of unknown length are read in aligned 64-byte chunks: a chunk
+ * never crosses a page, so a short string before an unmapped page reads. */
+enum { CHUNK = 64 };
 
 static uint64_t load_u64(const uint8_t *p)
 {
@@ -39,8 +41,7 @@ static int read_ptr(const zs_memory *m, uint64_t addr, uint64_t *out)
     return 0;
 }
 
-/* A NUL-terminated string of unknown length, read in chunks that never cross
- * a page, so an unmapped page after a short string cannot fail the read. */
+/* A NUL-terminated string of unknown length, in CHUNK-aligned reads. */
 static char *read_cstring(const zs_memory *m, uint64_t addr)
 {
     char buf[ZS_MAX_STRING];

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "conv_cache.h"
 #include "conv_folded.h"
@@ -165,7 +166,9 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
                       zs_error *err)
 {
     char key[256];
-    int use_cache = cache && !filtered(o);
+    struct stat st;
+    /* A pipe cannot be read twice, and has no size to key the cache with. */
+    int use_cache = cache && !filtered(o) && stat(path, &st) == 0 && S_ISREG(st.st_mode);
     if (use_cache) {
         if (conv_recording_key(path, key, sizeof key, err))
             return -1;

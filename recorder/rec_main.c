@@ -26,7 +26,7 @@ static void usage(FILE *out)
             "      --stats SECS       print cost and progress every SECS seconds\n"
             "      --nonblocking      never stop the target (reads may be torn; they are\n"
             "                         detected and discarded)\n"
-            "      --realtime         sample at SCHED_FIFO priority (shorter stop-time tail)\n"
+            "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
             "      --layout FILE      object layout to use (see --print-layout)\n"
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
@@ -75,7 +75,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"pid", required_argument, 0, 'p'},     {"output", required_argument, 0, 'o'},
         {"rate", required_argument, 0, 'r'},    {"duration", required_argument, 0, 'd'},
         {"stats", required_argument, 0, 1},     {"nonblocking", no_argument, 0, 2},
-        {"realtime", no_argument, 0, 3},        {"layout", required_argument, 0, 4},
+        {"no-realtime", no_argument, 0, 3},        {"layout", required_argument, 0, 4},
         {"no-dwarf", no_argument, 0, 5},        {"print-layout", no_argument, 0, 6},
         {"quiet", no_argument, 0, 'q'},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},       {"help", no_argument, 0, 'h'},
@@ -92,7 +92,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 'd': if (parse_number("--duration", optarg, 0.01, 1e7, &o->duration_s, err)) return -1; break;
         case 1: if (parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
         case 2: o->nonblocking = 1; break;
-        case 3: o->realtime = 1; break;
+        case 3: o->no_realtime = 1; break;
         case 4:
             if (zs_layout_load(optarg, &c->forced, err))
                 return -1;

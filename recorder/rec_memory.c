@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "rec_memory.h"
 
 int rec_readv(pid_t pid, const struct iovec *local, const struct iovec *remote, size_t n)

@@ -6,6 +6,15 @@
 
 #include "rec_memory.h"
 
+/* A std::vector header as read: begin, end, end of storage. */
+typedef struct vec {
+    uint64_t begin, end, cap;
+} vec;
+
+/* Arrays read speculatively in the first call, at the address and size the
+ * previous sample found: vectors rarely move, so usually that saves a call. */
+enum { SPECULATE_MAX = 128 };
+
 struct rec_sampler {
     pid_t pid;
     const zs_layout *layout;
@@ -14,16 +23,19 @@ struct rec_sampler {
     int nonblocking;
 
     /* Copied in the window. */
-    uint64_t cs[2], fs[2];     /* vector begin/end */
-    uint64_t cs_again[2], fs_again[2];
+    vec cs, fs, cs_again, fs_again;
     uint8_t *callinfo;         /* max_frames * callinfo_size */
-    uint64_t top_frame;        /* frame-stack model: innermost Frame* */
-    uint64_t next_stmt;        /* frame-stack model: its next_stmt */
+    uint64_t *frame_ptrs;      /* frame-stack model: g_frame_stack's elements */
+    uint64_t next_stmt;        /* frame-stack model: innermost Frame's next_stmt */
     uint64_t *frame_fields;    /* callinfo-frame model: per frame [function .. next_stmt] */
     int frame_lo;              /* offset of the first of those fields in a Frame */
     size_t frame_span;         /* bytes read per frame in that model */
     size_t n;                  /* CallInfo entries copied */
     int cut;
+
+    uint64_t spec_cs_begin, spec_fs_begin;
+    size_t spec_cs_n, spec_fs_n;
+    uint64_t calls;            /* process_vm_readv calls, for the benchmark */
 };
 
 rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonblocking)
@@ -42,8 +54,9 @@ rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonbloc
     s->frame_lo = l->frame_function < l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
     s->frame_span = (size_t)(hi - s->frame_lo) + 8;
     s->callinfo = malloc(max_frames * (size_t)l->callinfo_size);
+    s->frame_ptrs = malloc(max_frames * sizeof *s->frame_ptrs);
     s->frame_fields = malloc(max_frames * s->frame_span);
-    if (!s->callinfo || !s->frame_fields) {
+    if (!s->callinfo || !s->frame_ptrs || !s->frame_fields) {
         rec_sampler_free(s);
         return NULL;
     }
@@ -55,9 +68,12 @@ void rec_sampler_free(rec_sampler *s)
     if (!s)
         return;
     free(s->callinfo);
+    free(s->frame_ptrs);
     free(s->frame_fields);
     free(s);
 }
+
+uint64_t rec_sampler_calls(const rec_sampler *s) { return s->calls; }
 
 static uint64_t field(const uint8_t *p, int off)
 {
@@ -69,90 +85,162 @@ static uint64_t field(const uint8_t *p, int off)
 #define IOV(ptr, len) ((struct iovec){(void *)(ptr), (len)})
 #define RIOV(addr, len) ((struct iovec){(void *)(uintptr_t)(addr), (len)})
 
-static int vector_count(const rec_sampler *s, size_t *n, int *cut)
+/* Entries of a vector of elem-byte elements, or -1 when it is not one. */
+static int64_t entries(const vec *v, uint64_t elem)
 {
-    uint64_t size = (uint64_t)s->layout->callinfo_size;
-    if (s->cs[1] < s->cs[0] || (s->cs[1] - s->cs[0]) % size)
+    if (v->end < v->begin || (v->end - v->begin) % elem)
         return -1;
-    uint64_t count = (s->cs[1] - s->cs[0]) / size;
-    *cut = count > s->max_frames;
-    /* Keep the outermost frames: they name the event being handled. */
-    *n = *cut ? s->max_frames : (size_t)count;
-    return 0;
+    return (int64_t)((v->end - v->begin) / elem);
+}
+
+static size_t speculate(const vec *v, uint64_t elem, size_t max)
+{
+    uint64_t cap = v->cap > v->begin ? (v->cap - v->begin) / elem : 0;
+    if (cap > max)
+        cap = max;
+    return cap > SPECULATE_MAX ? SPECULATE_MAX : (size_t)cap;
+}
+
+static ssize_t readv_counted(rec_sampler *s, const struct iovec *l, const struct iovec *r, size_t n)
+{
+    s->calls++;
+    return process_vm_readv(s->pid, l, n, r, n, 0);
+}
+
+static size_t total(const struct iovec *v, size_t n)
+{
+    size_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += v[i].iov_len;
+    return t;
+}
+
+/* Call 1: the vector headers, and speculatively their arrays. Returns the
+ * iovec count; *headers is how many of them are the headers, *spec_ci and
+ * *spec_fs the index of each speculative array (0: none). */
+static size_t first_call(rec_sampler *s, struct iovec *local, struct iovec *remote,
+                         size_t *headers, size_t *spec_ci, size_t *spec_fs)
+{
+    const zs_layout *l = s->layout;
+    const int old_model = l->model == ZS_MODEL_FRAME_STACK;
+    size_t k = 0;
+    local[k] = IOV(&s->cs, sizeof s->cs);
+    remote[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs);
+    if (old_model) {
+        local[k] = IOV(&s->fs, sizeof s->fs);
+        remote[k++] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, sizeof s->fs);
+    }
+    *headers = k;
+    *spec_ci = *spec_fs = 0;
+    if (s->spec_cs_n) {
+        *spec_ci = k;
+        local[k] = IOV(s->callinfo, s->spec_cs_n * (size_t)l->callinfo_size);
+        remote[k++] = RIOV(s->spec_cs_begin, s->spec_cs_n * (size_t)l->callinfo_size);
+    }
+    if (old_model && s->spec_fs_n) {
+        *spec_fs = k;
+        local[k] = IOV(s->frame_ptrs, s->spec_fs_n * 8);
+        remote[k++] = RIOV(s->spec_fs_begin, s->spec_fs_n * 8);
+    }
+    return k;
+}
+
+void rec_sampler_warm(rec_sampler *s)
+{
+    struct iovec local[4], remote[4];
+    size_t headers, spec_ci, spec_fs;
+    size_t k = first_call(s, local, remote, &headers, &spec_ci, &spec_fs);
+    process_vm_readv(s->pid, local, k, remote, k, 0);
 }
 
 rec_read_result rec_sampler_read(rec_sampler *s)
 {
     const zs_layout *l = s->layout;
-    struct iovec local[3], remote[3];
-    int old_model = l->model == ZS_MODEL_FRAME_STACK;
-
-    /* Call 1: the vector headers. */
-    local[0] = IOV(s->cs, 16);
-    remote[0] = RIOV(s->call_stack + (uint64_t)l->vector_begin, 16);
-    local[1] = IOV(s->fs, 16);
-    remote[1] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, 16);
-    if (rec_readv(s->pid, local, remote, old_model ? 2 : 1))
+    const size_t ci_size = (size_t)l->callinfo_size;
+    const int old_model = l->model == ZS_MODEL_FRAME_STACK;
+    const rec_read_result bad = s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
+    struct iovec local[4], remote[4];
+    size_t headers, spec_ci, spec_fs;
+    size_t k = first_call(s, local, remote, &headers, &spec_ci, &spec_fs);
+    ssize_t got = readv_counted(s, local, remote, k);
+    if (got < (ssize_t)total(local, headers))
         return REC_READ_FAILED;
-    s->n = 0;
-    if (vector_count(s, &s->n, &s->cut))
-        return s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
+    int64_t n = entries(&s->cs, ci_size), nfs = old_model ? entries(&s->fs, 8) : 0;
+    if (n < 0 || nfs < 0)
+        return bad;
+    s->cut = (size_t)n > s->max_frames;
+    /* Keep the outermost frames: they name the event being handled. */
+    s->n = s->cut ? s->max_frames : (size_t)n;
+    if ((size_t)nfs > s->max_frames)
+        nfs = (int64_t)s->max_frames;
+    int ci_ok = spec_ci && got >= (ssize_t)total(local, spec_ci + 1) &&
+                s->cs.begin == s->spec_cs_begin && s->n <= s->spec_cs_n;
+    int fs_ok = !old_model || (spec_fs && got >= (ssize_t)total(local, spec_fs + 1) &&
+                               s->fs.begin == s->spec_fs_begin && (size_t)nfs <= s->spec_fs_n);
+    s->spec_cs_begin = s->cs.begin;
+    s->spec_cs_n = speculate(&s->cs, ci_size, s->max_frames);
+    s->spec_fs_begin = s->fs.begin;
+    s->spec_fs_n = old_model ? speculate(&s->fs, 8, s->max_frames) : 0;
     if (s->n == 0)
         return REC_READ_OK;
 
-    /* Call 2: the CallInfo array, and the innermost Frame pointer. */
-    size_t k = 0;
-    local[k] = IOV(s->callinfo, s->n * (size_t)l->callinfo_size);
-    remote[k++] = RIOV(s->cs[0], s->n * (size_t)l->callinfo_size);
-    int have_frame = old_model && s->fs[1] > s->fs[0];
-    if (have_frame) {
-        local[k] = IOV(&s->top_frame, 8);
-        remote[k++] = RIOV(s->fs[1] - 8, 8);
+    /* Call 2, only when the vectors moved or grew: the arrays exactly. */
+    if (!ci_ok || (!fs_ok && nfs > 0)) {
+        k = 0;
+        local[k] = IOV(s->callinfo, s->n * ci_size);
+        remote[k++] = RIOV(s->cs.begin, s->n * ci_size);
+        if (old_model && nfs > 0) {
+            local[k] = IOV(&s->frame_ptrs[nfs - 1], 8);
+            remote[k++] = RIOV(s->fs.end - 8, 8);
+        }
+        if (readv_counted(s, local, remote, k) != (ssize_t)total(local, k))
+            return bad;
     }
-    if (rec_readv(s->pid, local, remote, k))
-        return s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
 
-    /* Call 3: what the frames are executing; nonblocking re-reads the
+    /* Last call: what the frames are executing; nonblocking re-reads the
      * headers in the same call to detect a stack that moved meanwhile. */
-    k = 0;
     if (old_model) {
+        uint64_t top = nfs > 0 ? s->frame_ptrs[nfs - 1] : 0;
+        k = 0;
         s->next_stmt = 0;
-        if (have_frame && s->top_frame) {
+        if (top) {
             local[k] = IOV(&s->next_stmt, 8);
-            remote[k++] = RIOV(s->top_frame + (uint64_t)l->frame_next_stmt, 8);
+            remote[k++] = RIOV(top + (uint64_t)l->frame_next_stmt, 8);
         }
         if (s->nonblocking) {
-            local[k] = IOV(s->cs_again, 16);
-            remote[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, 16);
-            local[k] = IOV(s->fs_again, 16);
-            remote[k++] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, 16);
+            local[k] = IOV(&s->cs_again, sizeof s->cs_again);
+            remote[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
+            local[k] = IOV(&s->fs_again, sizeof s->fs_again);
+            remote[k++] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, sizeof s->fs_again);
         }
-        if (k && rec_readv(s->pid, local, remote, k))
-            return s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
-        if (s->nonblocking && (memcmp(s->cs, s->cs_again, 16) || memcmp(s->fs, s->fs_again, 16)))
+        if (k && readv_counted(s, local, remote, k) != (ssize_t)total(local, k))
+            return bad;
+        if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end ||
+                               s->fs.begin != s->fs_again.begin || s->fs.end != s->fs_again.end))
             return REC_READ_TORN;
     } else {
         struct iovec lv[ZS_MAX_FRAMES + 1], rv[ZS_MAX_FRAMES + 1];
+        k = 0;
         for (size_t i = 0; i < s->n; i++) {
-            uint64_t frame = field(s->callinfo + i * (size_t)l->callinfo_size, l->callinfo_frame);
+            uint64_t frame = field(s->callinfo + i * ci_size, l->callinfo_frame);
             if (!frame || frame % 8)
-                return s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
+                return bad;
             lv[k] = IOV((uint8_t *)s->frame_fields + i * s->frame_span, s->frame_span);
             rv[k++] = RIOV(frame + (uint64_t)s->frame_lo, s->frame_span);
         }
         if (s->nonblocking) {
-            lv[k] = IOV(s->cs_again, 16);
-            rv[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, 16);
+            lv[k] = IOV(&s->cs_again, sizeof s->cs_again);
+            rv[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
         }
-        if (rec_readv(s->pid, lv, rv, k))
-            return s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
-        if (s->nonblocking && memcmp(s->cs, s->cs_again, 16))
+        if (readv_counted(s, lv, rv, k) != (ssize_t)total(lv, k))
+            return bad;
+        if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end))
             return REC_READ_TORN;
     }
     /* Nonblocking: a Func pointer caught mid-update is not a frame. */
     for (size_t i = 0; s->nonblocking && i < s->n; i++) {
         uint64_t func = old_model
-            ? field(s->callinfo + i * (size_t)l->callinfo_size, l->callinfo_func)
+            ? field(s->callinfo + i * ci_size, l->callinfo_func)
             : field((const uint8_t *)s->frame_fields + i * s->frame_span,
                     l->frame_function - s->frame_lo);
         if (!func || func % 8)

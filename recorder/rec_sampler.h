@@ -20,6 +20,12 @@ typedef enum rec_read_result {
 
 rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonblocking);
 void rec_sampler_free(rec_sampler *s);
+/* process_vm_readv calls made so far (at most 3 a sample, usually 2). */
+uint64_t rec_sampler_calls(const rec_sampler *s);
+
+/* Just before the stop: the same first read while the target runs, so the
+ * kernel's walk of the target's page tables is warm inside the window. */
+void rec_sampler_warm(rec_sampler *s);
 
 /* Inside the stop window (or, nonblocking, while the target runs). */
 rec_read_result rec_sampler_read(rec_sampler *s);

@@ -19,7 +19,7 @@ typedef struct rec_options {
     double duration_s;       /* 0: until stopped */
     double stats_interval_s; /* 0: no periodic stats */
     int nonblocking;
-    int realtime;
+    int no_realtime;         /* stay at normal priority (else SCHED_FIFO where permitted) */
     int quiet;
     int verbose;
     rec_layout_choice layout;

@@ -155,6 +155,21 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice, const c
                    dwarf_err.code ? dwarf_err.detail : "no usable debug info");
 }
 
+int rec_target_alive(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The state follows the command name, which may itself hold ')'. */
+    char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
 int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, zs_error *err)
 {
     char exe_path[64];

@@ -44,4 +44,7 @@ int rec_target_check(const rec_target *t, zs_error *err);
 
 const char *rec_layout_source_name(rec_layout_source s);
 
+/* 0 once the process has exited (gone, or a zombie not yet reaped). */
+int rec_target_alive(pid_t pid);
+
 #endif

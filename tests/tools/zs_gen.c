@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "zs_format.h"
 #include "zs_layout.h"
@@ -632,6 +633,7 @@ typedef struct options {
     const char *omit[MAX_OMIT];
     int nomit;
     int no_trailer;
+    const char *damage;
 } options;
 
 static void usage(FILE *out)
@@ -649,7 +651,11 @@ static void usage(FILE *out)
             "      --zeek-version V         lay objects out for V's built-in layout (default 3.0.1)\n"
             "      --expect FILE            write the folded output the converter must produce\n"
             "      --omit-snapshot-for NAME leave that Func out of the snapshot (repeatable)\n"
-            "      --no-trailer             end without a trailer, like a killed recorder\n",
+            "      --no-trailer             end without a trailer, like a killed recorder\n"
+            "      --damage KIND            then damage the file: magic (not our magic),\n"
+            "                               version (a newer format version), frame (flip\n"
+            "                               bytes inside a later zstd frame; its offset is\n"
+            "                               printed on stdout)\n",
             PROG);
 }
 
@@ -675,6 +681,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"rate", required_argument, 0, 4},      {"flush-every", required_argument, 0, 5},
         {"zeek-version", required_argument, 0, 6}, {"expect", required_argument, 0, 7},
         {"omit-snapshot-for", required_argument, 0, 8}, {"no-trailer", no_argument, 0, 9},
+        {"damage", required_argument, 0, 10},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     o->samples = 1000000;
     o->stacks = 1000;
@@ -704,6 +711,14 @@ static int parse_args(int argc, char **argv, options *o)
             o->omit[o->nomit++] = optarg;
             break;
         case 9: o->no_trailer = 1; break;
+        case 10:
+            if (strcmp(optarg, "magic") && strcmp(optarg, "version") && strcmp(optarg, "frame")) {
+                fprintf(stderr, "%s: error: --damage: '%s' is not magic, version or frame\n", PROG,
+                        optarg);
+                return -1;
+            }
+            o->damage = optarg;
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -722,7 +737,21 @@ static int write_header(zs_writer *wr, const options *o, zs_error *err)
     char id[33], rate[32];
     uint8_t rnd[16];
     if (o->seeded) {
-        rng r = {o->seed ^ 0x1d1d1d1dULL};
+        /* Everything that changes the content changes the id: the
+         * converter's cache key is the id and the file size. */
+        uint64_t h = o->seed ^ 0x1d1d1d1dULL;
+        h = h * 31 + o->samples;
+        h = h * 31 + o->stacks;
+        h = h * 31 + (uint64_t)o->rate_hz;
+        h = h * 31 + o->flush_every;
+        h = h * 31 + (uint64_t)o->no_trailer;
+        const char *parts[MAX_OMIT + 2] = {o->zeek_version, o->damage};
+        for (int i = 0; i < o->nomit; i++)
+            parts[i + 2] = o->omit[i];
+        for (int i = 0; i < o->nomit + 2; i++)
+            for (const char *c = parts[i] ? parts[i] : ""; *c; c++)
+                h = h * 131 + (uint8_t)*c;
+        rng r = {h};
         for (int i = 0; i < 16; i++)
             rnd[i] = (uint8_t)rng_next(&r);
     } else if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
@@ -786,6 +815,101 @@ static int write_stack(world *w, zs_writer *wr, gstack *s, uint64_t id, zs_error
     return 0;
 }
 
+/* ---- bad input for the converter's error paths -------------------------- */
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    uint8_t *b = n > 0 ? malloc((size_t)n) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* Rewrites path damaged: the first frame re-made with another magic or a
+ * newer version, or a later frame with bytes flipped in its middle. */
+static int damage(const char *path, const char *kind)
+{
+    size_t len, first;
+    uint8_t *data = slurp(path, &len);
+    if (!data || ZSTD_isError(first = ZSTD_findFrameCompressedSize(data, len)))
+        return -1;
+    FILE *out = NULL;
+    int rc = -1;
+    if (!strcmp(kind, "frame")) {
+        size_t at = 0, frames[64], nframes = 0;
+        while (at < len && nframes < 64) {
+            frames[nframes++] = at;
+            size_t n = ZSTD_findFrameCompressedSize(data + at, len - at);
+            if (ZSTD_isError(n))
+                goto out;
+            at += n;
+        }
+        if (nframes < 3) {
+            fprintf(stderr, "%s: error: --damage frame needs a recording of 3 frames or more\n",
+                    PROG);
+            goto out;
+        }
+        size_t victim = nframes / 2;
+        size_t end = victim + 1 < nframes ? frames[victim + 1] : len;
+        size_t mid = (frames[victim] + end) / 2;
+        for (size_t i = mid - 4; i < mid + 4; i++)
+            data[i] ^= 0x5a;
+        printf("%zu\n", frames[victim]);
+    } else {
+        unsigned long long size = ZSTD_getFrameContentSize(data, first);
+        if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
+            goto out;
+        uint8_t *raw = malloc((size_t)size), *z = malloc(ZSTD_compressBound((size_t)size));
+        if (!raw || !z || ZSTD_isError(ZSTD_decompress(raw, (size_t)size, data, first))) {
+            free(raw);
+            free(z);
+            goto out;
+        }
+        if (!strcmp(kind, "magic"))
+            memcpy(raw, "ZSPYREX\n", ZS_MAGIC_LEN);
+        else
+            raw[ZS_MAGIC_LEN] = ZS_FORMAT_VERSION + 1; /* a one-byte varint */
+        size_t n = ZSTD_compress(z, ZSTD_compressBound((size_t)size), raw, (size_t)size, 3);
+        free(raw);
+        if (ZSTD_isError(n)) {
+            free(z);
+            goto out;
+        }
+        uint8_t *rest = data + first;
+        size_t nrest = len - first;
+        if (!(out = fopen(path, "wb")) || fwrite(z, 1, n, out) != n ||
+            fwrite(rest, 1, nrest, out) != nrest) {
+            free(z);
+            goto out;
+        }
+        free(z);
+        rc = fclose(out);
+        out = NULL;
+        goto out;
+    }
+    if ((out = fopen(path, "wb")) && fwrite(data, 1, len, out) == len) {
+        rc = fclose(out);
+        out = NULL;
+    }
+out:
+    if (out)
+        fclose(out);
+    free(data);
+    if (rc)
+        fprintf(stderr, "%s: error: %s: could not damage the recording\n", PROG, path);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -802,6 +926,10 @@ int main(int argc, char **argv)
     if (!w)
         return 1;
     world_init(w, l, o.seed);
+    int status = 1;
+    gstack *stacks = NULL;
+    double *cdf = NULL;
+    zs_writer *wr = NULL;
     for (int i = 0; i < o.nomit; i++) {
         int found = 0;
         for (int f = 0; f < NFUNCS; f++)
@@ -809,21 +937,20 @@ int main(int argc, char **argv)
                 w->funcs[f].omit = found = 1;
         if (!found) {
             fprintf(stderr, "%s: error: --omit-snapshot-for: no function named '%s'\n", PROG, o.omit[i]);
-            return 2;
+            status = 2;
+            goto out;
         }
     }
 
     rng r = {o.seed};
     size_t k = (size_t)o.stacks;
-    gstack *stacks = make_stacks(&r, k);
-    double *cdf = malloc(k * sizeof *cdf);
-    if (!cdf)
-        return 1;
+    stacks = make_stacks(&r, k);
+    if (!(cdf = malloc(k * sizeof *cdf)))
+        goto out;
     for (size_t i = 0; i < k; i++)
         cdf[i] = (i ? cdf[i - 1] : 0) + stacks[i].weight;
 
-    zs_writer *wr = zs_writer_create(o.output, (uid_t)-1, (gid_t)-1, &err);
-    if (!wr)
+    if (!(wr = zs_writer_create(o.output, (uid_t)-1, (gid_t)-1, &err)))
         goto fail;
     if (write_header(wr, &o, &err) || write_process(wr, &o, l, &err) ||
         zs_writer_event(wr, 0, PID, ZS_EV_ATTACHED, 0, "", &err))
@@ -856,16 +983,20 @@ int main(int argc, char **argv)
         if (zs_writer_flush(wr, &err))
             goto fail;
         zs_writer_abandon(wr);
-    } else if (zs_writer_close(wr, o.samples, skipped, t, &err)) {
         wr = NULL;
-        goto fail;
+    } else {
+        int rc = zs_writer_close(wr, o.samples, skipped, t, &err);
+        wr = NULL; /* freed even on failure */
+        if (rc)
+            goto fail;
     }
-    wr = NULL;
+    if (o.damage && damage(o.output, o.damage))
+        goto out;
 
     char top[256];
     uint64_t top_count;
     if (write_expect(w, stacks, k, o.expect, top, sizeof top, &top_count))
-        return 1;
+        goto out;
     uint64_t used = 0;
     for (size_t i = 0; i < k; i++)
         used += stacks[i].count > 0;
@@ -873,12 +1004,21 @@ int main(int argc, char **argv)
             "%s: wrote %s: %" PRIu64 " samples, %" PRIu64 " of %zu stacks used, Zeek %s layout; "
             "most frequent leaf: %s (%" PRIu64 " samples)\n",
             PROG, o.output, o.samples, used, k, o.zeek_version, top, top_count);
-    return 0;
+    status = 0;
+    goto out;
 fail:
     fprintf(stderr, "%s: error: %s\n", PROG, err.detail);
     if (wr) {
         zs_writer_abandon(wr);
         unlink(o.output);
     }
-    return 1;
+out:
+    free(cdf);
+    free(stacks);
+    for (int f = 0; f < NFUNCS; f++)
+        for (int b = 0; b < MAX_BODIES; b++)
+            free(w->funcs[f].bodies[b].stmts);
+    free(w->heap.mem);
+    free(w);
+    return status;
 }

@@ -1,0 +1,223 @@
+/* The built-in layout table: every supported Zeek series resolves, each
+ * layout is consistent and survives the text format, the verified entries
+ * keep their numbers, the model switches at 8.1, unknown versions fail. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "zs_layout.h"
+
+typedef struct series {
+    const char *version; /* a release of the series */
+    zs_model model;
+    int namespaced_call_stack;  /* zeek::detail::call_stack (3.2 on) */
+    int namespaced_network_time; /* zeek::run_state::network_time (4.0 on) */
+    int location_vtable;        /* 3.0 only */
+    int32_t frame_next_stmt;
+    int32_t func_kind_size;
+    int32_t body_size;
+} series;
+
+static const series all[] = {
+    {"3.0.1", ZS_MODEL_FRAME_STACK, 0, 0, 1, 144, 4, 16},
+    {"3.0.13", ZS_MODEL_FRAME_STACK, 0, 0, 1, 160, 4, 16},
+    {"3.1.5", ZS_MODEL_FRAME_STACK, 0, 0, 0, 160, 4, 16},
+    {"3.2.4", ZS_MODEL_FRAME_STACK, 1, 0, 0, 88, 4, 16},
+    {"4.0.9", ZS_MODEL_FRAME_STACK, 1, 1, 0, 88, 4, 16},
+    {"4.1.1", ZS_MODEL_FRAME_STACK, 1, 1, 0, 112, 4, 16},
+    {"4.2.2", ZS_MODEL_FRAME_STACK, 1, 1, 0, 112, 4, 16},
+    {"5.0.10", ZS_MODEL_FRAME_STACK, 1, 1, 0, 112, 4, 16},
+    {"5.1.3", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 16},
+    {"5.2.2", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"6.0.3", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"6.1.1", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"6.2.1", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"7.0.5", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"7.1.1", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"7.2.2", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 4, 72},
+    {"8.0.10", ZS_MODEL_FRAME_STACK, 1, 1, 0, 80, 1, 24},
+    {"8.1.2", ZS_MODEL_CALLINFO_FRAME, 1, 1, 0, 80, 1, 24},
+    {"8.2.2", ZS_MODEL_CALLINFO_FRAME, 1, 1, 0, 80, 1, 24},
+    {"9.0.0", ZS_MODEL_CALLINFO_FRAME, 1, 1, 0, 80, 1, 24},
+};
+enum { N_SERIES = sizeof all / sizeof all[0] };
+
+static void check_roundtrip(const char *version, const zs_layout *l)
+{
+    zs_error err = {0};
+    CHECK(zs_layout_check(l, version, &err) == 0);
+    if (err.code)
+        fprintf(stderr, "%s: %s\n", version, err.detail);
+
+    char *text = zs_layout_format(l);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    zs_layout back;
+    zs_error perr = {0};
+    int rc = zs_layout_parse(text, strlen(text), version, &back, &perr);
+    CHECK(rc == 0);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", version, perr.detail);
+    else
+        CHECK(zs_layout_equal(&back, l));
+    free(text);
+}
+
+static void check_series(const series *s)
+{
+    const zs_layout *l = zs_layout_builtin(s->version);
+    CHECK(l != NULL);
+    if (!l) {
+        fprintf(stderr, "no built-in layout for %s\n", s->version);
+        return;
+    }
+    check_roundtrip(s->version, l);
+
+    /* The same layout for the debug build, a release candidate and the
+     * bare series. */
+    char v[64];
+    snprintf(v, sizeof v, "%s-debug", s->version);
+    CHECK(zs_layout_builtin(v) == l);
+    snprintf(v, sizeof v, "%s-rc1", s->version);
+    CHECK(zs_layout_builtin(v) == l);
+
+    CHECK(l->model == s->model);
+    CHECK(!strcmp(l->sym_call_stack,
+                  s->namespaced_call_stack ? "_ZN4zeek6detail10call_stackE" : "call_stack"));
+    CHECK(!strcmp(l->sym_network_time, s->namespaced_network_time
+                                           ? "_ZN4zeek9run_state12network_timeE"
+                                           : "network_time"));
+    CHECK(!strcmp(l->sym_version, "version"));
+    if (s->model == ZS_MODEL_FRAME_STACK) {
+        CHECK(!strcmp(l->sym_frame_stack, "g_frame_stack"));
+        CHECK(l->callinfo_size == 24 && l->callinfo_call == 0 && l->callinfo_func == 8);
+    } else {
+        CHECK(l->sym_frame_stack[0] == '\0');
+        CHECK(l->callinfo_size == 16 && l->callinfo_call == 0 && l->callinfo_frame == 8);
+        CHECK(l->frame_function == 64);
+    }
+    CHECK(l->frame_next_stmt == s->frame_next_stmt);
+    CHECK(l->obj_location == 8);
+    if (s->location_vtable)
+        CHECK(l->location_filename == 8 && l->location_first_line == 16 &&
+              l->location_last_line == 20);
+    else
+        CHECK(l->location_filename == 0 && l->location_first_line == 8 &&
+              l->location_last_line == 12);
+    /* Func: bodies, kind and name never moved. */
+    CHECK(l->func_bodies == 24 && l->func_kind == 56 && l->func_name == 72);
+    CHECK(l->func_kind_size == s->func_kind_size);
+    CHECK(l->func_kind_builtin == 1);
+    CHECK(l->body_size == s->body_size && l->body_stmts == 0);
+}
+
+/* The entries verified against real DWARF keep exactly their numbers. */
+static void check_verified(void)
+{
+    const zs_layout *l = zs_layout_builtin("3.0.1");
+    CHECK(l && l->model == ZS_MODEL_FRAME_STACK);
+    if (l) {
+        CHECK(!strcmp(l->sym_call_stack, "call_stack"));
+        CHECK(!strcmp(l->sym_frame_stack, "g_frame_stack"));
+        CHECK(!strcmp(l->sym_network_time, "network_time"));
+        CHECK(l->obj_location == 8);
+        CHECK(l->location_filename == 8 && l->location_first_line == 16 &&
+              l->location_last_line == 20);
+        CHECK(l->callinfo_size == 24 && l->callinfo_call == 0 && l->callinfo_func == 8);
+        CHECK(l->func_bodies == 24 && l->body_size == 16 && l->body_stmts == 0);
+        CHECK(l->func_kind == 56 && l->func_kind_size == 4 && l->func_kind_builtin == 1);
+        CHECK(l->func_name == 72);
+        CHECK(l->frame_next_stmt == 144);
+    }
+    CHECK(zs_layout_builtin("3.0.0") == l);
+    CHECK(zs_layout_builtin("3.0.1-debug") == l);
+    /* 3.0.2 moved Frame::next_stmt; 3.0.10 must not match the 3.0.1 key. */
+    CHECK(zs_layout_builtin("3.0.2") != l);
+    CHECK(zs_layout_builtin("3.0.10") != l);
+    CHECK(zs_layout_builtin("3.0.14")->frame_next_stmt == 160);
+
+    l = zs_layout_builtin("8.0.10");
+    CHECK(l && l->model == ZS_MODEL_FRAME_STACK);
+    if (l) {
+        CHECK(!strcmp(l->sym_call_stack, "_ZN4zeek6detail10call_stackE"));
+        CHECK(!strcmp(l->sym_frame_stack, "g_frame_stack"));
+        CHECK(!strcmp(l->sym_network_time, "_ZN4zeek9run_state12network_timeE"));
+        CHECK(l->obj_location == 8);
+        CHECK(l->location_filename == 0 && l->location_first_line == 8 &&
+              l->location_last_line == 12);
+        CHECK(l->callinfo_size == 24 && l->callinfo_call == 0 && l->callinfo_func == 8);
+        CHECK(l->func_bodies == 24 && l->body_size == 24 && l->body_stmts == 0);
+        CHECK(l->func_kind == 56 && l->func_kind_size == 1 && l->func_name == 72);
+        CHECK(l->frame_next_stmt == 80);
+    }
+
+    l = zs_layout_builtin("8.2.2");
+    CHECK(l && l->model == ZS_MODEL_CALLINFO_FRAME);
+    if (l) {
+        CHECK(!strcmp(l->sym_call_stack, "_ZN4zeek6detail10call_stackE"));
+        CHECK(l->sym_frame_stack[0] == '\0');
+        CHECK(l->callinfo_size == 16 && l->callinfo_call == 0 && l->callinfo_frame == 8);
+        CHECK(l->frame_function == 64 && l->frame_next_stmt == 80);
+        CHECK(l->obj_location == 8);
+        CHECK(l->location_filename == 0 && l->location_first_line == 8 &&
+              l->location_last_line == 12);
+        CHECK(l->func_bodies == 24 && l->body_size == 24 && l->body_stmts == 0);
+        CHECK(l->func_kind == 56 && l->func_kind_size == 1 && l->func_name == 72);
+    }
+}
+
+static void check_model_switch(void)
+{
+    const zs_layout *a = zs_layout_builtin("8.0.0"), *b = zs_layout_builtin("8.1.0");
+    CHECK(a && a->model == ZS_MODEL_FRAME_STACK);
+    CHECK(b && b->model == ZS_MODEL_CALLINFO_FRAME);
+    CHECK(zs_layout_builtin("7.2.2")->model == ZS_MODEL_FRAME_STACK);
+    CHECK(zs_layout_builtin("9.0.0-rc1")->model == ZS_MODEL_CALLINFO_FRAME);
+    for (size_t i = 0; i < N_SERIES; i++) {
+        const zs_layout *l = zs_layout_builtin(all[i].version);
+        int newer = strncmp(all[i].version, "8.1", 3) >= 0 && all[i].version[1] == '.';
+        if (l)
+            CHECK(l->model == (newer ? ZS_MODEL_CALLINFO_FRAME : ZS_MODEL_FRAME_STACK));
+    }
+}
+
+static void check_unknown(void)
+{
+    static const char *const unknown[] = {"2.6.4", "9.9.0", "10.0.0", "abc", "",
+                                          "3", "3.", "3.3.0", "8.3.0", "9.1.0-dev",
+                                          "30.0.1", "3.00.1", "80.0.10"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        CHECK(zs_layout_builtin(unknown[i]) == NULL);
+        if (zs_layout_builtin(unknown[i]))
+            fprintf(stderr, "'%s' should have no built-in layout\n", unknown[i]);
+    }
+}
+
+static void check_versions_text(void)
+{
+    char buf[512];
+    zs_layout_builtin_versions(buf, sizeof buf);
+    CHECK(strstr(buf, "3.0.x") == buf);
+    CHECK(strstr(buf, "3.0.0") == NULL);
+    CHECK(strstr(buf, "5.2.x") != NULL);
+    CHECK(strstr(buf, "8.1.x") != NULL);
+    size_t len = strlen(buf);
+    CHECK(len >= 5 && !strcmp(buf + len - 5, "9.0.x"));
+    /* Truncation stays a NUL-terminated string. */
+    char small[8];
+    zs_layout_builtin_versions(small, sizeof small);
+    CHECK(strlen(small) < sizeof small);
+}
+
+int main(void)
+{
+    for (size_t i = 0; i < N_SERIES; i++)
+        check_series(&all[i]);
+    check_verified();
+    check_model_switch();
+    check_unknown();
+    check_versions_text();
+    CHECK_MAIN_END;
+}
