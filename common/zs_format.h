@@ -27,6 +27,8 @@ typedef enum zs_record_type {
     ZS_REC_SNAPSHOT = 5, /* varint pid, varint address, varint length, bytes */
     ZS_REC_EVENT = 6,    /* varint t_us, varint pid, varint kind, varint value, string */
     ZS_REC_TRAILER = 7,  /* varint samples, varint skipped, varint end t_us */
+    ZS_REC_NETTIME = 8,  /* varint t_us, varint pid, 8-byte little-endian double:
+                            Zeek's network_time as read with the sample at t_us */
 } zs_record_type;
 
 typedef enum zs_event_kind {

@@ -236,7 +236,14 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
                        source, l->body_size, l->body_stmts);
     if (l->func_kind_size != 1 && l->func_kind_size != 2 && l->func_kind_size != 4)
         return zs_fail(err, ZS_E_LAYOUT, "%s: func_kind_size must be 1, 2 or 4", source);
-    if (l->vector_begin == l->vector_end || l->string_data == l->string_size)
+    /* libstdc++: std::vector is 24 bytes, std::string 32; the resolver reads
+     * the members inside those headers only. */
+    if (!member_fits(l->vector_begin, 8, 24) || !member_fits(l->vector_end, 8, 24) ||
+        !member_fits(l->string_data, 8, 32) || !member_fits(l->string_size, 8, 32))
+        return zs_fail(err, ZS_E_LAYOUT,
+                       "%s: vector_begin/vector_end must lie in a 24-byte std::vector, "
+                       "string_data/string_size in a 32-byte std::string", source);
+    if (abs(l->vector_begin - l->vector_end) < 8 || abs(l->string_data - l->string_size) < 8)
         return zs_fail(err, ZS_E_LAYOUT, "%s: vector/string members overlap", source);
     if (l->location_first_line == l->location_last_line ||
         l->location_filename == l->location_first_line)

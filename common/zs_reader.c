@@ -318,6 +318,14 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
         rec->event.message = (const char *)r->strings.data + off;
         return 0;
     }
+    case ZS_REC_NETTIME: {
+        const uint8_t *p;
+        if (zs_get_varint(c, &rec->nettime.t_us) || get_u32(c, &rec->nettime.pid) ||
+            zs_get_bytes(c, 8, &p))
+            return -1;
+        memcpy(&rec->nettime.network_time, p, 8);
+        return 0;
+    }
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
                zs_get_varint(c, &rec->trailer.t_us);

@@ -24,6 +24,7 @@ typedef struct zs_record {
         struct { uint32_t pid; uint64_t addr; size_t len; const uint8_t *data; } snapshot;
         struct { uint64_t t_us; uint32_t pid; uint32_t kind; uint64_t value; const char *message; } event;
         struct { uint64_t samples; uint64_t skipped; uint64_t t_us; } trailer;
+        struct { uint64_t t_us; uint32_t pid; double network_time; } nettime;
     };
 } zs_record;
 

@@ -81,6 +81,11 @@ static char *read_std_string(const zs_memory *m, const zs_layout *l, const uint8
 }
 
 static int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+static int max2(int a, int b) { return a > b ? a : b; }
+
+/* Objects are read whole into a stack buffer: the largest offset a layout may
+ * give (zs_layout.c) plus the widest member read from there. */
+enum { OBJ_READ_MAX = 4096 + 64 };
 
 int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs_location *out)
 {
@@ -90,8 +95,8 @@ int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs
         return -1;
     /* One read for the whole Location, one snapshot region. */
     int size = max3(l->location_filename + 8, l->location_first_line + 4, l->location_last_line + 4);
-    uint8_t b[4096 + 8];
-    if (zs_mem_read(m, loc, b, (size_t)size))
+    uint8_t b[OBJ_READ_MAX];
+    if (size > (int)sizeof b || zs_mem_read(m, loc, b, (size_t)size))
         return -1;
     out->first_line = load_i32(b + l->location_first_line);
     out->last_line = load_i32(b + l->location_last_line);
@@ -135,9 +140,13 @@ static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *fu
 int zs_resolve_func(const zs_memory *m, const zs_layout *l, uint64_t func, zs_func_info *out)
 {
     memset(out, 0, sizeof *out);
-    int size = max3(l->func_name + 16, l->func_bodies + 16, l->func_kind + l->func_kind_size);
-    uint8_t b[4096 + 16];
-    if (!func || zs_mem_read(m, func, b, (size_t)size))
+    /* Every member read below lies inside the bytes read: the string's and
+     * the vector's members may sit anywhere in their (24/32-byte) headers. */
+    int size = max3(l->func_name + max2(l->string_data, l->string_size) + 8,
+                    l->func_bodies + max2(l->vector_begin, l->vector_end) + 8,
+                    l->func_kind + l->func_kind_size);
+    uint8_t b[OBJ_READ_MAX];
+    if (!func || size > (int)sizeof b || zs_mem_read(m, func, b, (size_t)size))
         return -1;
     out->builtin = load_uint(b + l->func_kind, l->func_kind_size) == (uint64_t)l->func_kind_builtin;
     out->name = read_std_string(m, l, b + l->func_name);

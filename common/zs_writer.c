@@ -206,6 +206,19 @@ int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kin
     return maybe_flush(w, err);
 }
 
+int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
+                      zs_error *err)
+{
+    if (reserve(w, 2 * ZS_VARINT_MAX + 8, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_NETTIME);
+    zs_put_varint(&w->buf, t_us);
+    zs_put_varint(&w->buf, pid);
+    zs_put_bytes(&w->buf, &network_time, 8); /* x86_64: little-endian IEEE 754 */
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n) {

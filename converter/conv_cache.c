@@ -28,6 +28,7 @@
 static const char *const migrations[] = {
     NULL,             /* version 0: an empty database */
     CACHE_SCHEMA_SQL, /* version 1: schema/cache.sql */
+    CACHE_MIGRATION2_SQL, /* version 2: schema/migration2.sql */
 };
 enum { CACHE_VERSION = sizeof migrations / sizeof *migrations - 1 };
 
@@ -42,6 +43,8 @@ enum {
     ST_INSERT_FUNCTION,
     ST_INSERT_LOCATION,
     ST_INSERT_STACK,
+    ST_INSERT_PROCESS,
+    ST_SELECT_PROCESSES,
     ST_SELECT_FUNCTIONS,
     ST_SELECT_LOCATIONS,
     ST_SELECT_STACKS,
@@ -66,13 +69,17 @@ static const char *const statement_sql[ST__COUNT] = {
                            " VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_INSERT_LOCATION] = "INSERT INTO locations (recording, idx, function, line)"
                            " VALUES (?1, ?2, ?3, ?4)",
-    [ST_INSERT_STACK] = "INSERT INTO stacks (recording, idx, pid, count, locs)"
-                        " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_INSERT_STACK] = "INSERT INTO stacks (recording, idx, pid, count, locs, process)"
+                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_INSERT_PROCESS] = "INSERT INTO processes (recording, idx, host, node, pid)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_SELECT_PROCESSES] = "SELECT idx, host, node, pid FROM processes"
+                            " WHERE recording = ?1 ORDER BY idx",
     [ST_SELECT_FUNCTIONS] = "SELECT idx, name, file, start_line FROM functions"
                             " WHERE recording = ?1 ORDER BY idx",
     [ST_SELECT_LOCATIONS] = "SELECT idx, function, line FROM locations"
                             " WHERE recording = ?1 ORDER BY idx",
-    [ST_SELECT_STACKS] = "SELECT idx, pid, count, locs FROM stacks"
+    [ST_SELECT_STACKS] = "SELECT idx, pid, count, locs, process FROM stacks"
                          " WHERE recording = ?1 ORDER BY idx",
 };
 
@@ -566,6 +573,33 @@ int conv_cache_load(conv_cache *c, const char *key, conv_profile **out, zs_error
         goto sqlite_error;
     }
 
+    s = c->st[ST_SELECT_PROCESSES];
+    sqlite3_bind_int64(s, 1, id);
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (column_i64(s, 0) != (int64_t)p->nprocesses) {
+            bad = "process";
+            break;
+        }
+        int64_t i = conv_profile_process(p, (const char *)sqlite3_column_text(s, 1),
+                                         (uint32_t)column_i64(s, 3),
+                                         (const char *)sqlite3_column_text(s, 2));
+        if (i < 0) {
+            finish(c, ST_SELECT_PROCESSES);
+            goto nomem;
+        }
+        if ((size_t)i + 1 != p->nprocesses) {
+            bad = "duplicate process";
+            break;
+        }
+    }
+    finish(c, ST_SELECT_PROCESSES);
+    if (bad)
+        goto inconsistent;
+    if (step != SQLITE_DONE) {
+        rc = step;
+        goto sqlite_error;
+    }
+
     s = c->st[ST_SELECT_STACKS];
     sqlite3_bind_int64(s, 1, id);
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -587,8 +621,13 @@ int conv_cache_load(conv_cache *c, const char *key, conv_profile **out, zs_error
         }
         if (bad)
             break;
-        if (conv_profile_add_stack(p, (uint32_t)sqlite3_column_int64(s, 1), c->buf, (uint32_t)nlocs,
-                                   (uint64_t)column_i64(s, 2))) {
+        int64_t process = column_i64(s, 4);
+        if (process < 0 || process >= (int64_t)p->nprocesses) {
+            bad = "stack process";
+            break;
+        }
+        if (conv_profile_add_process_stack(p, (uint32_t)process, c->buf, (uint32_t)nlocs,
+                                           (uint64_t)column_i64(s, 2))) {
             finish(c, ST_SELECT_STACKS);
             goto nomem;
         }
@@ -638,6 +677,8 @@ static const char *check_profile(const conv_profile *p)
             return "a location of a missing function";
     for (size_t i = 0; i < p->nstacks; i++) {
         const conv_stack *s = &p->stacks[i];
+        if (s->process >= p->nprocesses)
+            return "a stack of a missing process";
         if (s->nlocs && !s->locs)
             return "a stack without frames";
         if (s->nlocs > MAX_FRAMES)
@@ -707,6 +748,18 @@ int conv_cache_store(conv_cache *c, const char *key, const conv_profile *p, zs_e
             goto sqlite_error;
     }
 
+    s = c->st[ST_INSERT_PROCESS];
+    for (size_t i = 0; i < p->nprocesses; i++) {
+        const conv_process *q = &p->processes[i];
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
+        sqlite3_bind_text(s, 3, q->host, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, q->node, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 5, q->pid);
+        if ((rc = run(c, ST_INSERT_PROCESS)) != SQLITE_OK)
+            goto sqlite_error;
+    }
+
     s = c->st[ST_INSERT_STACK];
     for (size_t i = 0; i < p->nstacks; i++) {
         const conv_stack *st = &p->stacks[i];
@@ -728,6 +781,7 @@ int conv_cache_store(conv_cache *c, const char *key, const conv_profile *p, zs_e
         sqlite3_bind_int64(s, 4, (sqlite3_int64)st->count);
         /* A non-NULL pointer even for no frames: an empty blob, not NULL. */
         sqlite3_bind_blob(s, 5, b, (int)(4 * st->nlocs), SQLITE_STATIC);
+        sqlite3_bind_int64(s, 6, st->process);
         if ((rc = run(c, ST_INSERT_STACK)) != SQLITE_OK)
             goto sqlite_error;
     }

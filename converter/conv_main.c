@@ -9,6 +9,7 @@
 
 #include "conv_cache.h"
 #include "conv_folded.h"
+#include "conv_info.h"
 #include "conv_output.h"
 #include "conv_pprof.h"
 #include "conv_profile.h"
@@ -29,6 +30,7 @@ typedef struct options {
     int no_cache;
     int quiet;
     int verbose;
+    int info;
     conv_filter filter;
     char **recordings;
     int nrecordings;
@@ -44,8 +46,13 @@ static void usage(FILE *out)
             "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary\n"
             "      --top N           rows in the summary (default 20, 0 = all)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
-            "      --from SECONDS    only samples at or after this offset into the recording\n"
-            "      --to SECONDS      only samples before this offset\n"
+            "      --node NAME       only samples of this cluster node (repeatable)\n"
+            "      --from TIME       only samples at or after TIME: seconds from the start\n"
+            "                        (120.5), UTC wall-clock time (2026-11-30T03:45:00 or\n"
+            "                        @UNIXTIME), or Zeek network time (net:1700000000.5)\n"
+            "      --to TIME         only samples before TIME (same forms)\n"
+            "      --info            describe the recordings (header, processes, time range,\n"
+            "                        counts, integrity of every frame) instead of converting\n"
             "      --cache PATH      sqlite cache (default $XDG_CACHE_HOME/zeek-spy/cache.sqlite)\n"
             "      --no-cache        neither read nor write the cache\n"
             "  -q, --quiet           no warnings or progress\n"
@@ -66,17 +73,6 @@ static int parse_count(const char *opt, const char *s, uint64_t max, uint64_t *o
     return 0;
 }
 
-static int parse_seconds(const char *opt, const char *s, int64_t *us, zs_error *err)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0 && v < 1e9))
-        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number of seconds", opt, s);
-    *us = (int64_t)(v * 1e6);
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
     static const struct option longopts[] = {
@@ -86,11 +82,11 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"cache", required_argument, 0, 5},    {"no-cache", no_argument, 0, 6},
         {"quiet", no_argument, 0, 'q'},        {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
+        {"node", required_argument, 0, 7},     {"info", no_argument, 0, 8},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
     o->top = 20;
-    o->filter.from_us = o->filter.to_us = -1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:f:qvVh", longopts, NULL)) != -1) {
         switch (c) {
@@ -105,16 +101,16 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (parse_count("--top", optarg, 1000000, &n, err)) return -1;
             o->top = (size_t)n;
             break;
-        case 2: {
+        case 2:
             if (parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
-            uint32_t *p = realloc(o->filter.pids, (o->filter.npids + 1) * sizeof *p);
-            if (!p) return zs_fail(err, ZS_E_NOMEM, "--pid");
-            p[o->filter.npids++] = (uint32_t)n;
-            o->filter.pids = p;
+            if (conv_filter_add_pid(&o->filter, (uint32_t)n)) return zs_fail(err, ZS_E_NOMEM, "--pid");
             break;
-        }
-        case 3: if (parse_seconds("--from", optarg, &o->filter.from_us, err)) return -1; break;
-        case 4: if (parse_seconds("--to", optarg, &o->filter.to_us, err)) return -1; break;
+        case 3: if (conv_bound_parse("--from", optarg, &o->filter.from, err)) return -1; break;
+        case 4: if (conv_bound_parse("--to", optarg, &o->filter.to, err)) return -1; break;
+        case 7:
+            if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
+            break;
+        case 8: o->info = 1; break;
         case 5: o->cache_path = optarg; break;
         case 6: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -125,7 +121,8 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         default: return zs_fail(err, ZS_E_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
         }
     }
-    if (o->filter.from_us >= 0 && o->filter.to_us >= 0 && o->filter.to_us <= o->filter.from_us)
+    const conv_bound *f = &o->filter.from, *t = &o->filter.to;
+    if (f->set && t->set && f->clock == t->clock && t->seconds <= f->seconds)
         return zs_fail(err, ZS_E_USAGE, "--to must be after --from");
     o->recordings = argv + optind;
     o->nrecordings = argc - optind;
@@ -139,7 +136,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
 
 static int filtered(const options *o)
 {
-    return o->filter.npids || o->filter.from_us >= 0 || o->filter.to_us >= 0;
+    return conv_filter_active(&o->filter);
 }
 
 static void warn_about(const options *o, const char *path, const conv_read_report *rep,
@@ -223,6 +220,10 @@ int main(int argc, char **argv)
 
     if (parse_args(argc, argv, &o, &err))
         goto out;
+    if (o.info) {
+        status = conv_info(o.recordings, o.nrecordings, stdout) ? 1 : 0;
+        goto out;
+    }
     if (!o.no_cache && !(cache = conv_cache_open(o.cache_path, &err))) {
         if (!o.quiet)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
@@ -267,6 +268,6 @@ out:
         zs_error_print(PROG, &err);
     conv_profile_free(all);
     conv_cache_close(cache);
-    free(o.filter.pids);
+    conv_filter_free(&o.filter);
     return status && err.code == ZS_E_USAGE ? 2 : status;
 }

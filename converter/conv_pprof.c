@@ -233,11 +233,14 @@ static int add_samples(build *b, const conv_profile *p)
     size_t n = p->nstacks, nids = 0;
     for (size_t i = 0; i < n; i++)
         nids += p->stacks[i].nlocs;
-    int64_t pid_key = intern(&b->st, "pid");
+    /* Label keys enter the string table only when some sample uses them. */
+    int64_t pid_key = intern(&b->st, "pid"), keys[2] = {-1, -1};
+    static const char *const key_names[2] = {"node", "host"};
     b->samples = calloc(n ? n : 1, sizeof *b->samples);
     b->sample_ptrs = calloc(n ? n : 1, sizeof *b->sample_ptrs);
-    b->labels = calloc(n ? n : 1, sizeof *b->labels);
-    b->label_ptrs = calloc(n ? n : 1, sizeof *b->label_ptrs);
+    /* Up to three labels a sample: pid, node, host. */
+    b->labels = calloc(n ? 3 * n : 1, sizeof *b->labels);
+    b->label_ptrs = calloc(n ? 3 * n : 1, sizeof *b->label_ptrs);
     b->location_ids = calloc(nids ? nids : 1, sizeof *b->location_ids);
     b->values = calloc(n ? 2 * n : 1, sizeof *b->values);
     if (pid_key < 0 || !b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs ||
@@ -258,13 +261,28 @@ static int add_samples(build *b, const conv_profile *p)
         ps->value[0] = (int64_t)s->count;
         ps->value[1] = (int64_t)s->count * p->meta.period_ns;
         ps->n_value = 2;
+        const conv_process *proc = s->process < p->nprocesses ? &p->processes[s->process] : NULL;
+        Perftools__Profiles__Label *l = &b->labels[3 * i];
+        ps->label = &b->label_ptrs[3 * i];
         if (s->pid) {
-            perftools__profiles__label__init(&b->labels[i]);
-            b->labels[i].key = pid_key;
-            b->labels[i].num = s->pid;
-            b->label_ptrs[i] = &b->labels[i];
-            ps->label = &b->label_ptrs[i];
-            ps->n_label = 1;
+            perftools__profiles__label__init(l);
+            l->key = pid_key;
+            l->num = s->pid;
+            ps->label[ps->n_label++] = l++;
+        }
+        const char *strs[2] = {proc ? proc->node : NULL, proc ? proc->host : NULL};
+        for (int k = 0; k < 2; k++) {
+            if (!strs[k] || !*strs[k])
+                continue;
+            if (keys[k] < 0 && (keys[k] = intern(&b->st, key_names[k])) < 0)
+                return -1;
+            int64_t v = intern(&b->st, strs[k]);
+            if (v < 0)
+                return -1;
+            perftools__profiles__label__init(l);
+            l->key = keys[k];
+            l->str = v;
+            ps->label[ps->n_label++] = l++;
         }
         b->sample_ptrs[i] = ps;
     }

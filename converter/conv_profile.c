@@ -45,7 +45,7 @@ static uint64_t hash_of(const conv_profile *p, int kind, uint32_t i)
     switch (kind) {
     case 0: return hash_function(p->functions[i].name, p->functions[i].file, p->functions[i].start_line);
     case 1: return hash_location(p->locations[i].function, p->locations[i].line);
-    default: return hash_stack(p->stacks[i].pid, p->stacks[i].locs, p->stacks[i].nlocs);
+    default: return hash_stack(p->stacks[i].process, p->stacks[i].locs, p->stacks[i].nlocs);
     }
 }
 
@@ -107,6 +107,11 @@ void conv_profile_free(conv_profile *p)
     }
     for (size_t i = 0; i < p->nstacks; i++)
         free(p->stacks[i].locs);
+    for (size_t i = 0; i < p->nprocesses; i++) {
+        free(p->processes[i].host);
+        free(p->processes[i].node);
+    }
+    free(p->processes);
     free(p->functions);
     free(p->locations);
     free(p->stacks);
@@ -167,16 +172,41 @@ int64_t conv_profile_location(conv_profile *p, uint32_t function, int line)
     return (int64_t)p->nlocations - 1;
 }
 
-int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
-                           uint64_t count)
+int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, const char *node)
+{
+    host = host ? host : "";
+    node = node ? node : "";
+    /* Few processes: a linear search is fine. */
+    for (size_t i = 0; i < p->nprocesses; i++) {
+        const conv_process *q = &p->processes[i];
+        if (q->pid == pid && !strcmp(q->host, host) && !strcmp(q->node, node))
+            return (int64_t)i;
+    }
+    conv_process *more = realloc(p->processes, (p->nprocesses + 1) * sizeof *more);
+    if (!more)
+        return -1;
+    p->processes = more;
+    conv_process q = {strdup(host), strdup(node), pid};
+    if (!q.host || !q.node) {
+        free(q.host);
+        free(q.node);
+        return -1;
+    }
+    p->processes[p->nprocesses] = q;
+    return (int64_t)p->nprocesses++;
+}
+
+int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint32_t *locs,
+                                   uint32_t nlocs, uint64_t count)
 {
     index_t *ix = p->index;
-    if (table_grow(&ix->stacks, p, 2, p->nstacks))
+    if (process >= p->nprocesses || table_grow(&ix->stacks, p, 2, p->nstacks))
         return -1;
-    size_t mask = ix->stacks.cap - 1, j = hash_stack(pid, locs, nlocs) & mask;
+    size_t mask = ix->stacks.cap - 1, j = hash_stack(process, locs, nlocs) & mask;
     for (; ix->stacks.slots[j]; j = (j + 1) & mask) {
         conv_stack *s = &p->stacks[ix->stacks.slots[j] - 1];
-        if (s->pid == pid && s->nlocs == nlocs && !memcmp(s->locs, locs, nlocs * sizeof *locs)) {
+        if (s->process == process && s->nlocs == nlocs &&
+            !memcmp(s->locs, locs, nlocs * sizeof *locs)) {
             s->count += count;
             return 0;
         }
@@ -187,9 +217,16 @@ int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, 
     if (!copy)
         return -1;
     memcpy(copy, locs, nlocs * sizeof *locs);
-    p->stacks[p->nstacks] = (conv_stack){pid, nlocs, copy, count};
+    p->stacks[p->nstacks] = (conv_stack){process, p->processes[process].pid, nlocs, copy, count};
     ix->stacks.slots[j] = (uint32_t)++p->nstacks;
     return 0;
+}
+
+int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
+                           uint64_t count)
+{
+    int64_t process = conv_profile_process(p, NULL, pid, NULL);
+    return process < 0 ? -1 : conv_profile_add_process_stack(p, (uint32_t)process, locs, nlocs, count);
 }
 
 int conv_set_string(char **s, const char *v)
@@ -263,12 +300,14 @@ int conv_profile_merge(conv_profile *dst, const conv_profile *src)
     }
     for (size_t i = 0; i < src->nstacks; i++) {
         const conv_stack *s = &src->stacks[i];
+        const conv_process *q = &src->processes[s->process];
+        int64_t process = conv_profile_process(dst, q->host, q->pid, q->node);
         free(locs);
-        if (!(locs = malloc((s->nlocs ? s->nlocs : 1) * sizeof *locs)))
+        if (process < 0 || !(locs = malloc((s->nlocs ? s->nlocs : 1) * sizeof *locs)))
             goto out;
         for (uint32_t k = 0; k < s->nlocs; k++)
             locs[k] = map[s->locs[k]];
-        if (conv_profile_add_stack(dst, s->pid, locs, s->nlocs, s->count))
+        if (conv_profile_add_process_stack(dst, (uint32_t)process, locs, s->nlocs, s->count))
             goto out;
     }
     rc = merge_meta(&dst->meta, &src->meta, first);

@@ -19,8 +19,16 @@ typedef struct conv_location {
     int line;
 } conv_location;
 
-typedef struct conv_stack {
+/* A profiled process: merged profiles of several hosts keep them apart. */
+typedef struct conv_process {
+    char *host; /* "" when unknown */
+    char *node; /* cluster node name, "" when unknown */
     uint32_t pid;
+} conv_process;
+
+typedef struct conv_stack {
+    uint32_t process; /* index into processes */
+    uint32_t pid;     /* processes[process].pid */
     uint32_t nlocs;
     uint32_t *locs;  /* location indexes, OUTERMOST first */
     uint64_t count;  /* samples */
@@ -48,6 +56,8 @@ struct conv_profile {
     size_t nlocations, locations_cap;
     conv_stack *stacks;
     size_t nstacks, stacks_cap;
+    conv_process *processes;
+    size_t nprocesses;
     conv_meta meta;
     void *index; /* private intern tables (conv_profile.c) */
 };
@@ -61,7 +71,11 @@ void conv_profile_free(conv_profile *p);
 /* Interning: the same content always gives the same index. -1 on no memory. */
 int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line);
 int64_t conv_profile_location(conv_profile *p, uint32_t function, int line);
-/* Adds count samples to the stack (pid, locs), merging with an equal one. */
+int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, const char *node);
+/* Adds count samples to the stack (process, locs), merging with an equal one. */
+int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint32_t *locs,
+                                   uint32_t nlocs, uint64_t count);
+/* The same for a process known only by its pid. */
 int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
                            uint64_t count);
 

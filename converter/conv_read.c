@@ -24,13 +24,23 @@ typedef struct raw_stack {
     zs_frame *frames;
     uint64_t count;
     int defined;
+    int keep; /* its process passes the pid/node filter */
 } raw_stack;
+
+/* Zeek's network_time at a moment of the recording (NETTIME records). */
+typedef struct nettime_point {
+    uint64_t t_us;
+    double network_time;
+} nettime_point;
 
 typedef struct process {
     uint32_t pid;
     zs_layout layout;
     int has_layout;
+    char *node;
     zs_image *image;
+    nettime_point *clock;
+    size_t nclock;
 } process;
 
 typedef struct reading {
@@ -43,6 +53,7 @@ typedef struct reading {
     conv_profile *profile;
     uint64_t first_us, last_us;
     int any_sample;
+    int collecting_clock; /* the pre-pass that only gathers NETTIME records */
 } reading;
 
 int conv_recording_key(const char *path, char *key, size_t size, zs_error *err)
@@ -113,7 +124,9 @@ static int add_process(reading *rd, const zs_record *rec, zs_error *err)
         return zs_fail(err, ZS_E_NOMEM, "%s: process table", rd->path);
     const char *layout = zs_kv_get(rec->process.items, rec->process.count, "layout");
     const char *version = zs_kv_get(rec->process.items, rec->process.count, "zeek_version");
-    if (conv_append_unique(&rd->profile->meta.zeek_version, version))
+    const char *node = zs_kv_get(rec->process.items, rec->process.count, "node");
+    if (conv_append_unique(&rd->profile->meta.zeek_version, version) ||
+        conv_set_string(&p->node, node && *node ? node : NULL))
         return zs_fail(err, ZS_E_NOMEM, "%s: header", rd->path);
     if (!layout)
         return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": process %u has no layout",
@@ -157,17 +170,33 @@ static int define_stack(reading *rd, const zs_record *rec, zs_error *err)
     s->nframes = (uint32_t)rec->stack.nframes;
     s->pid = rec->stack.pid;
     s->defined = 1;
+    process *p = find_process(rd, s->pid, 0);
+    s->keep = conv_filter_keeps_process(rd->filter, s->pid, p ? p->node : NULL);
     return 0;
 }
 
-static int keep_pid(const conv_filter *f, uint32_t pid)
+/* Zeek's network time at t_us, interpolated between the NETTIME points
+ * around it; -1 when the recording has none for this process. */
+static double network_time_at(const process *p, uint64_t t_us)
 {
-    if (!f || !f->npids)
-        return 1;
-    for (size_t i = 0; i < f->npids; i++)
-        if (f->pids[i] == pid)
-            return 1;
-    return 0;
+    if (!p || !p->nclock)
+        return -1;
+    size_t lo = 0, hi = p->nclock;
+    while (lo < hi) { /* first point after t_us */
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->clock[mid].t_us <= t_us)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return p->clock[0].network_time - (double)(p->clock[0].t_us - t_us) / 1e6;
+    const nettime_point *a = &p->clock[lo - 1];
+    if (lo == p->nclock)
+        return a->network_time + (double)(t_us - a->t_us) / 1e6;
+    const nettime_point *b = &p->clock[lo];
+    double f = (double)(t_us - a->t_us) / (double)(b->t_us - a->t_us);
+    return a->network_time + f * (b->network_time - a->network_time);
 }
 
 static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
@@ -177,18 +206,38 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
         return zs_fail(err, ZS_E_CORRUPT,
                        "%s: offset %" PRIu64 ": sample refers to undefined stack %" PRIu64,
                        rd->path, rec->offset, id);
-    const conv_filter *f = rd->filter;
-    int64_t t = (int64_t)rec->sample.t_us;
-    if (f && ((f->from_us >= 0 && t < f->from_us) || (f->to_us >= 0 && t >= f->to_us)))
+    raw_stack *s = &rd->stacks[id];
+    if (!s->keep)
         return 0;
-    if (!keep_pid(f, rd->stacks[id].pid))
-        return 0;
-    rd->stacks[id].count++;
+    if (rd->filter && (rd->filter->from.set || rd->filter->to.set)) {
+        double offset = (double)rec->sample.t_us / 1e6;
+        double wall = (double)rd->profile->meta.start_wall_ns / 1e9 + offset;
+        double net = conv_filter_needs_nettime(rd->filter)
+                         ? network_time_at(find_process(rd, s->pid, 0), rec->sample.t_us) : -1;
+        if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
+            return 0;
+    }
+    s->count++;
     if (!rd->any_sample)
         rd->first_us = rec->sample.t_us;
     rd->last_us = rec->sample.t_us;
     rd->any_sample = 1;
     rd->profile->meta.samples++;
+    return 0;
+}
+
+static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->nettime.pid, 1);
+    if (!p)
+        return zs_fail(err, ZS_E_NOMEM, "%s: process table", rd->path);
+    if (p->nclock && p->clock[p->nclock - 1].t_us > rec->nettime.t_us)
+        return 0; /* out of order: keep the clock monotonic */
+    nettime_point *c = realloc(p->clock, (p->nclock + 1) * sizeof *c);
+    if (!c)
+        return zs_fail(err, ZS_E_NOMEM, "%s: network time", rd->path);
+    p->clock = c;
+    c[p->nclock++] = (nettime_point){rec->nettime.t_us, rec->nettime.network_time};
     return 0;
 }
 
@@ -214,13 +263,16 @@ static int resolve_stack(reading *rd, const raw_stack *s, uint32_t *locs, zs_err
     conv_profile *prof = rd->profile;
     process *p = find_process(rd, s->pid, 0);
     int unresolved = 0;
+    int64_t proc = conv_profile_process(prof, prof->meta.host, s->pid, p ? p->node : NULL);
+    if (proc < 0)
+        return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
     if (s->nframes == 0) {
         int64_t f = conv_profile_function(prof, CONV_EMPTY_STACK, "", 0);
         int64_t l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, 0);
         if (l < 0)
             return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
         locs[0] = (uint32_t)l;
-        return conv_profile_add_stack(prof, s->pid, locs, 1, s->count)
+        return conv_profile_add_process_stack(prof, (uint32_t)proc, locs, 1, s->count)
                    ? zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path) : 0;
     }
     zs_memory mem = {0};
@@ -246,7 +298,7 @@ static int resolve_stack(reading *rd, const raw_stack *s, uint32_t *locs, zs_err
     }
     if (unresolved)
         prof->meta.unresolved += s->count;
-    return conv_profile_add_stack(prof, s->pid, locs, s->nframes, s->count)
+    return conv_profile_add_process_stack(prof, (uint32_t)proc, locs, s->nframes, s->count)
                ? zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path) : 0;
 }
 
@@ -263,7 +315,10 @@ static int resolve_all(reading *rd, zs_error *err)
 
 static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
 {
+    if (rd->collecting_clock)
+        return rec->type == ZS_REC_NETTIME ? add_nettime(rd, rec, err) : 0;
     switch (rec->type) {
+    case ZS_REC_NETTIME: return conv_filter_needs_nettime(rd->filter) ? 0 : add_nettime(rd, rec, err);
     case ZS_REC_HEADER: return set_header(rd, rec, err);
     case ZS_REC_PROCESS: return add_process(rd, rec, err);
     case ZS_REC_STACK: return define_stack(rd, rec, err);
@@ -272,7 +327,24 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_EVENT: note_event(rd, rec); return 0;
     case ZS_REC_TRAILER: return 0;
     }
-    return 0;
+    return 0; /* record types of later versions: nothing to do */
+}
+
+/* A window in network time needs each process's clock before its samples:
+ * one quick pass for the NETTIME records first. */
+static int collect_clock(reading *rd, zs_error *err)
+{
+    zs_reader *r = zs_reader_open(rd->path, err);
+    if (!r)
+        return -1;
+    zs_record rec;
+    int got, rc = 0;
+    rd->collecting_clock = 1;
+    while (rc == 0 && (got = zs_reader_next(r, &rec, err)) > 0)
+        rc = dispatch(rd, &rec, err);
+    rd->collecting_clock = 0;
+    zs_reader_close(r);
+    return rc || got < 0 ? -1 : 0;
 }
 
 int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
@@ -281,13 +353,15 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
     reading rd = {.path = path, .filter = filter};
     memset(report, 0, sizeof *report);
     int rc = -1;
-    zs_reader *r = zs_reader_open(path, err);
-    if (!r)
-        return -1;
+    zs_reader *r = NULL;
     if (!(rd.profile = conv_profile_new())) {
         zs_fail(err, ZS_E_NOMEM, "%s: profile", path);
         goto out;
     }
+    if (conv_filter_needs_nettime(filter) && collect_clock(&rd, err))
+        goto out;
+    if (!(r = zs_reader_open(path, err)))
+        goto out;
     zs_record rec;
     int got;
     while ((got = zs_reader_next(r, &rec, err)) > 0) {
@@ -318,8 +392,11 @@ out:
     for (size_t i = 0; i < rd.nstacks; i++)
         free(rd.stacks[i].frames);
     free(rd.stacks);
-    for (size_t i = 0; i < rd.nprocs; i++)
+    for (size_t i = 0; i < rd.nprocs; i++) {
         zs_image_free(rd.procs[i].image);
+        free(rd.procs[i].node);
+        free(rd.procs[i].clock);
+    }
     free(rd.procs);
     return rc;
 }

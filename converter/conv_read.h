@@ -7,15 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv_filter.h"
 #include "conv_profile.h"
 #include "zs_error.h"
 
-typedef struct conv_filter {
-    uint32_t *pids;      /* keep only these pids (npids == 0: all) */
-    size_t npids;
-    int64_t from_us;     /* keep samples at or after this offset (-1: no bound) */
-    int64_t to_us;       /* and before this one (-1: no bound) */
-} conv_filter;
 
 typedef struct conv_read_report {
     uint64_t samples;       /* samples read (before filtering) */

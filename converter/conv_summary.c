@@ -40,6 +40,57 @@ static void tally(const conv_profile *p, row *rows, uint64_t *total)
 
 static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
 
+static int by_count(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    return x->cum != y->cum ? (x->cum < y->cum ? 1 : -1) : (x->function > y->function) - (x->function < y->function);
+}
+
+/* Samples per process: which worker is busy. Shown when there are several. */
+static int write_processes(const conv_profile *p, uint64_t total, FILE *out)
+{
+    if (p->nprocesses < 2)
+        return 0;
+    row *rows = calloc(p->nprocesses, sizeof *rows);
+    if (!rows)
+        return -1;
+    for (size_t i = 0; i < p->nprocesses; i++)
+        rows[i].function = (uint32_t)i;
+    for (size_t i = 0; i < p->nstacks; i++)
+        rows[p->stacks[i].process].cum += p->stacks[i].count;
+    qsort(rows, p->nprocesses, sizeof *rows, by_count);
+    fprintf(out, "\nBy process:\n%10s %7s  %-8s %-16s %s\n", "samples", "share", "pid", "node", "host");
+    for (size_t i = 0; i < p->nprocesses; i++) {
+        const conv_process *q = &p->processes[rows[i].function];
+        fprintf(out, "%10llu %6.2f%%  %-8u %-16s %s\n", (unsigned long long)rows[i].cum,
+                pct(rows[i].cum, total), q->pid, *q->node ? q->node : "-", *q->host ? q->host : "-");
+    }
+    free(rows);
+    return 0;
+}
+
+/* Samples per outermost frame: the event handler (body) or hook that
+ * Zeek's event loop was running, everything it called included. */
+static int write_handlers(const conv_profile *p, uint64_t total, size_t top, FILE *out)
+{
+    row *rows = calloc(p->nfunctions ? p->nfunctions : 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    for (size_t i = 0; i < p->nfunctions; i++)
+        rows[i].function = (uint32_t)i;
+    for (size_t i = 0; i < p->nstacks; i++)
+        if (p->stacks[i].nlocs)
+            rows[p->locations[p->stacks[i].locs[0]].function].cum += p->stacks[i].count;
+    qsort(rows, p->nfunctions, sizeof *rows, by_count);
+    fprintf(out, "\nBy event handler (outermost frame, callees included):\n%10s %7s  %s\n",
+            "samples", "share", "handler");
+    for (size_t i = 0; i < p->nfunctions && rows[i].cum && (!top || i < top); i++)
+        fprintf(out, "%10llu %6.2f%%  %s\n", (unsigned long long)rows[i].cum, pct(rows[i].cum, total),
+                p->functions[rows[i].function].name);
+    free(rows);
+    return 0;
+}
+
 int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
 {
     const conv_meta *m = &p->meta;
@@ -76,5 +127,7 @@ int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
     if (shown < p->nfunctions)
         fprintf(out, "(%zu more functions; --top 0 shows all)\n", p->nfunctions - shown);
     free(rows);
+    if (write_processes(p, total, out) || write_handlers(p, total, top, out))
+        return -1;
     return ferror(out) ? -1 : 0;
 }

@@ -15,15 +15,19 @@ static const char PROG[] = "zeek-spy-record";
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: %s [options] -p PID [-p PID...]\n"
+            "usage: %s [options] (-p PID [-p PID...] | --all)\n"
             "       %s [options] -- COMMAND [ARGS...]\n"
             "       %s --print-layout (-p PID | EXECUTABLE)\n"
             "Sample the script call stack of running zeek processes into a recording.\n\n"
             "  -p, --pid PID          record this zeek process (repeatable)\n"
+            "      --all              record every zeek process, also ones that start later\n"
             "  -o, --output FILE      recording to create (default zeek-spy-HOST-PID-TIME.zspy)\n"
             "  -r, --rate HZ          samples per second (default 100, 1..10000)\n"
             "  -d, --duration SECS    stop after this long (default: until Ctrl-C or exit)\n"
             "      --stats SECS       print cost and progress every SECS seconds\n"
+            "      --rotate SECS      start a new part (a complete recording) every SECS\n"
+            "      --rotate-size SIZE start a new part when one reaches SIZE (e.g. 100M)\n"
+            "      --max-size SIZE    delete the oldest parts to stay under SIZE in total\n"
             "      --nonblocking      never stop the target (reads may be torn; they are\n"
             "                         detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
@@ -46,6 +50,26 @@ static int parse_number(const char *opt, const char *s, double lo, double hi, do
     if (errno || end == s || *end || !(v >= lo && v <= hi))
         return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number in %g..%g", opt, s, lo, hi);
     *out = v;
+    return 0;
+}
+
+/* "100M", "2G", "65536": bytes, with binary suffixes. */
+static int parse_size(const char *opt, const char *s, uint64_t *out, zs_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = 1;
+    switch (*end) {
+    case 'k': case 'K': mult = 1024.0; end++; break;
+    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    }
+    if (errno || end == s || *end || !(v * mult >= 4096 && v * mult < 1e18))
+        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a size of at least 4K (e.g. 100M, 2G)",
+                       opt, s);
+    *out = (uint64_t)(v * mult);
     return 0;
 }
 
@@ -79,6 +103,8 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"no-dwarf", no_argument, 0, 5},        {"print-layout", no_argument, 0, 6},
         {"quiet", no_argument, 0, 'q'},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},       {"help", no_argument, 0, 'h'},
+        {"all", no_argument, 0, 7},             {"rotate", required_argument, 0, 8},
+        {"rotate-size", required_argument, 0, 9}, {"max-size", required_argument, 0, 10},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -100,6 +126,10 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
             break;
         case 5: o->layout.no_dwarf = 1; break;
         case 6: c->print_layout = 1; break;
+        case 7: o->all = 1; break;
+        case 8: if (parse_number("--rotate", optarg, 1, 1e7, &o->rotate_seconds, err)) return -1; break;
+        case 9: if (parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
+        case 10: if (parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
@@ -116,13 +146,17 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         c->exe = nrest ? rest[0] : NULL;
         return 0;
     }
-    if (nrest > 0) {
-        if (o->npids)
-            return zs_fail(err, ZS_E_USAGE, "give either -p PID or -- COMMAND, not both");
+    if ((o->npids > 0) + (nrest > 0) + o->all > 1)
+        return zs_fail(err, ZS_E_USAGE, "give one of -p PID, --all or -- COMMAND");
+    if (nrest > 0)
         o->command = rest;
-    } else if (!o->npids) {
-        return zs_fail(err, ZS_E_USAGE, "nothing to record: give -p PID or -- COMMAND (see --help)");
-    }
+    else if (!o->npids && !o->all)
+        return zs_fail(err, ZS_E_USAGE, "nothing to record: give -p PID, --all or -- COMMAND (see --help)");
+    /* A cap alone rotates at an eighth of it, so the oldest eighth can go. */
+    if (o->max_bytes && !o->rotate_bytes && !o->rotate_seconds)
+        o->rotate_bytes = o->max_bytes / 8;
+    if (o->max_bytes && o->rotate_bytes > o->max_bytes)
+        return zs_fail(err, ZS_E_USAGE, "--rotate-size must not exceed --max-size");
     if (o->command && o->nonblocking)
         return zs_fail(err, ZS_E_USAGE, "--nonblocking attaches to running processes only (-p)");
     return 0;

@@ -33,6 +33,8 @@ struct rec_sampler {
     size_t n;                  /* CallInfo entries copied */
     int cut;
 
+    uint64_t network_time_addr;
+    double network_time;       /* Zeek's packet clock, read in the first call */
     uint64_t spec_cs_begin, spec_fs_begin;
     size_t spec_cs_n, spec_fs_n;
     uint64_t calls;            /* process_vm_readv calls, for the benchmark */
@@ -48,6 +50,7 @@ rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonbloc
     s->layout = l;
     s->call_stack = t->call_stack;
     s->frame_stack = t->frame_stack;
+    s->network_time_addr = t->network_time;
     s->max_frames = max_frames;
     s->nonblocking = nonblocking;
     int hi = l->frame_function > l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
@@ -74,6 +77,8 @@ void rec_sampler_free(rec_sampler *s)
 }
 
 uint64_t rec_sampler_calls(const rec_sampler *s) { return s->calls; }
+
+double rec_sampler_network_time(const rec_sampler *s) { return s->network_time; }
 
 static uint64_t field(const uint8_t *p, int off)
 {
@@ -130,6 +135,10 @@ static size_t first_call(rec_sampler *s, struct iovec *local, struct iovec *remo
         local[k] = IOV(&s->fs, sizeof s->fs);
         remote[k++] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, sizeof s->fs);
     }
+    if (s->network_time_addr) {
+        local[k] = IOV(&s->network_time, 8);
+        remote[k++] = RIOV(s->network_time_addr, 8);
+    }
     *headers = k;
     *spec_ci = *spec_fs = 0;
     if (s->spec_cs_n) {
@@ -147,7 +156,7 @@ static size_t first_call(rec_sampler *s, struct iovec *local, struct iovec *remo
 
 void rec_sampler_warm(rec_sampler *s)
 {
-    struct iovec local[4], remote[4];
+    struct iovec local[5], remote[5];
     size_t headers, spec_ci, spec_fs;
     size_t k = first_call(s, local, remote, &headers, &spec_ci, &spec_fs);
     process_vm_readv(s->pid, local, k, remote, k, 0);
@@ -159,7 +168,7 @@ rec_read_result rec_sampler_read(rec_sampler *s)
     const size_t ci_size = (size_t)l->callinfo_size;
     const int old_model = l->model == ZS_MODEL_FRAME_STACK;
     const rec_read_result bad = s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
-    struct iovec local[4], remote[4];
+    struct iovec local[5], remote[5];
     size_t headers, spec_ci, spec_fs;
     size_t k = first_call(s, local, remote, &headers, &spec_ci, &spec_fs);
     ssize_t got = readv_counted(s, local, remote, k);

@@ -22,6 +22,8 @@ rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonbloc
 void rec_sampler_free(rec_sampler *s);
 /* process_vm_readv calls made so far (at most 3 a sample, usually 2). */
 uint64_t rec_sampler_calls(const rec_sampler *s);
+/* Zeek's network_time as of the last read (0 when unknown). */
+double rec_sampler_network_time(const rec_sampler *s);
 
 /* Just before the stop: the same first read while the target runs, so the
  * kernel's walk of the target's page tables is warm inside the window. */

@@ -14,7 +14,11 @@ typedef struct rec_options {
     pid_t *pids;
     size_t npids;
     char **command;          /* launch mode: argv of the command, NULL-terminated */
+    int all;                 /* every zeek, including ones that start later */
     const char *output;      /* NULL: zeek-spy-HOST-PID-TIME.zspy */
+    uint64_t rotate_bytes;   /* start a new part at this size (0: never) */
+    double rotate_seconds;   /* start a new part after this long (0: never) */
+    uint64_t max_bytes;      /* delete the oldest parts beyond this total (0: no cap) */
     double rate_hz;
     double duration_s;       /* 0: until stopped */
     double stats_interval_s; /* 0: no periodic stats */

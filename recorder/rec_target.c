@@ -83,6 +83,23 @@ static void read_ns_pid(rec_target *t)
     fclose(f);
 }
 
+static void read_cmdline(rec_target *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)t->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(t->cmdline, 1, sizeof t->cmdline - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+        if (t->cmdline[i] == '\0' || t->cmdline[i] == '\n')
+            t->cmdline[i] = ' ';
+    while (n && t->cmdline[n - 1] == ' ')
+        n--;
+    t->cmdline[n] = '\0';
+}
+
 /* Cluster node name from the process environment (CLUSTER_NODE=worker-1). */
 static void read_node(rec_target *t)
 {
@@ -197,9 +214,10 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, z
         choose_layout(t, choice, exe_path, &info, err))
         return -1;
 
-    zs_elf_symbol syms[2] = {{t->layout.sym_call_stack}, {t->layout.sym_frame_stack}};
-    size_t nsyms = t->layout.model == ZS_MODEL_FRAME_STACK ? 2 : 1;
-    if (zs_elf_lookup(exe_path, syms, nsyms, &info, err))
+    zs_elf_symbol syms[3] = {{t->layout.sym_call_stack}, {t->layout.sym_frame_stack},
+                             {t->layout.sym_network_time}};
+    size_t nsyms = t->layout.model == ZS_MODEL_FRAME_STACK ? 2 : 1; /* required */
+    if (zs_elf_lookup(exe_path, syms, 3, &info, err))
         return -1;
     for (size_t i = 0; i < nsyms; i++)
         if (!syms[i].found)
@@ -210,8 +228,10 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, z
                            zs_model_name(t->layout.model));
     t->call_stack = syms[0].value + bias;
     t->frame_stack = nsyms == 2 ? syms[1].value + bias : 0;
+    t->network_time = syms[2].found && t->layout.sym_network_time[0] ? syms[2].value + bias : 0;
     read_ns_pid(t);
     read_node(t);
+    read_cmdline(t);
     return 0;
 }
 

@@ -23,10 +23,12 @@ typedef struct rec_target {
     char build_id[81];
     char zeek_version[64];
     char node[128];          /* CLUSTER_NODE of the process, "" if none */
+    char cmdline[512];       /* its arguments, space-separated */
     zs_layout layout;
     rec_layout_source layout_source;
     uint64_t call_stack;     /* runtime addresses of the globals */
     uint64_t frame_stack;    /* 0 in the callinfo-frame model */
+    uint64_t network_time;   /* 0 when the symbol is absent */
 } rec_target;
 
 typedef struct rec_layout_choice {

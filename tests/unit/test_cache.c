@@ -295,7 +295,7 @@ static void test_round_trip(void)
     CHECK(sql_int(path, "SELECT count(*) FROM functions") == (long long)(p2->nfunctions + p3->nfunctions));
     CHECK(sql_int(path, "SELECT count(*) FROM locations") == (long long)(p2->nlocations + p3->nlocations));
     CHECK(sql_int(path, "SELECT count(*) FROM stacks") == (long long)(p2->nstacks + p3->nstacks));
-    CHECK(sql_int(path, "PRAGMA user_version") == 1);
+    CHECK(sql_int(path, "PRAGMA user_version") == 2);
     conv_cache_close(c);
 
     /* Survives closing, in WAL mode. */
@@ -478,7 +478,7 @@ static void test_newer_version_set_aside(void)
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "schema version 99");
     CHECK(sql_int(set_aside_file(path_in("newer")), "PRAGMA user_version") == 99);
-    CHECK(sql_int(path, "PRAGMA user_version") == 1);
+    CHECK(sql_int(path, "PRAGMA user_version") == 2);
     conv_profile *p = make_profile(21, 20, 50);
     CHECK(c && conv_cache_store(c, "k", p, &err) == 0);
     CHECK(c && loads_as(c, "k", p));

@@ -1,0 +1,328 @@
+#include "rec_output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rec_capture.h"
+#include "rec_clock.h"
+#include "rec_stacks.h"
+#include "zs_version.h"
+#include "zs_writer.h"
+
+/* Never fill the disk: refuse to start a part with less free than this. */
+enum { MIN_FREE_BYTES = 64 << 20, MAX_PARTS_KEPT = 100000 };
+
+typedef struct proc {
+    const rec_target *target;
+    rec_capture *capture; /* per part: each part carries its own snapshot */
+} proc;
+
+struct rec_output {
+    rec_output_config c;
+    char base[4096];       /* path, or the prefix of part names */
+    char path[4200];       /* current file */
+    char session_id[33];
+    uint64_t start_ns;
+    int64_t start_wall_ns;
+    unsigned part;         /* number of the current part, from 1 */
+    unsigned oldest;       /* oldest part still on disk */
+    uint64_t part_started_ns;
+    uint64_t part_samples;
+    uint64_t closed_bytes; /* finished parts still on disk */
+    zs_writer *writer;
+    rec_stacks *stacks;
+    proc *procs;
+    size_t nprocs;
+};
+
+static int rotating(const rec_output *o) { return o->c.rotate_bytes || o->c.rotate_seconds; }
+
+static void part_path(const rec_output *o, unsigned part, char *buf, size_t size)
+{
+    if (rotating(o))
+        snprintf(buf, size, "%s-%04u.zspy", o->base, part);
+    else
+        snprintf(buf, size, "%s", o->base);
+}
+
+static int write_header(rec_output *o, zs_error *err)
+{
+    char host[256] = "", wall[32], mono[32], rate[32], part[16];
+    gethostname(host, sizeof host - 1);
+    snprintf(wall, sizeof wall, "%" PRId64, o->start_wall_ns);
+    snprintf(mono, sizeof mono, "%" PRIu64, o->start_ns);
+    snprintf(rate, sizeof rate, "%g", o->c.rate_hz);
+    snprintf(part, sizeof part, "%u", o->part);
+    /* Each part has its own id (the converter's cache key); the session id
+     * ties the parts of one rotation together. */
+    char id[33];
+    uint8_t rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+        return zs_fail(err, ZS_E_OUTPUT, "getrandom: %s", strerror(errno));
+    for (int i = 0; i < 16; i++)
+        snprintf(id + 2 * i, 3, "%02x", rnd[i]);
+    zs_kv kv[] = {
+        {"recorder_version", ZS_RECORDER_VERSION}, {"host", host},
+        {"start_wall_ns", wall},                   {"start_mono_ns", mono},
+        {"rate_hz", rate},                         {"recording_id", id},
+        {"session_id", o->session_id},             {"part", part},
+        {"mode", o->c.nonblocking ? "nonblocking" : "ptrace"},
+    };
+    return zs_writer_header(o->writer, kv, sizeof kv / sizeof kv[0], err);
+}
+
+static int write_process(rec_output *o, const rec_target *t, zs_error *err)
+{
+    char ns_pid[16];
+    char *layout = zs_layout_format(&t->layout);
+    if (!layout)
+        return zs_fail(err, ZS_E_NOMEM, "layout text");
+    snprintf(ns_pid, sizeof ns_pid, "%d", (int)t->ns_pid);
+    zs_kv kv[] = {
+        {"exe", t->exe},        {"build_id", t->build_id},
+        {"zeek_version", t->zeek_version}, {"layout", layout},
+        {"layout_source", rec_layout_source_name(t->layout_source)},
+        {"ns_pid", ns_pid},     {"node", t->node},
+        {"cmdline", t->cmdline},
+    };
+    int rc = zs_writer_process(o->writer, (uint32_t)t->pid, kv, sizeof kv / sizeof kv[0], err);
+    free(layout);
+    return rc;
+}
+
+static int check_free_space(const rec_output *o, zs_error *err)
+{
+    struct statvfs vfs;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", o->path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0';
+    else
+        strcpy(dir, ".");
+    if (statvfs(dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < MIN_FREE_BYTES)
+        return zs_fail(err, ZS_E_OUTPUT, "%s: less than %d MiB free; not starting a new part",
+                       dir, MIN_FREE_BYTES >> 20);
+    return 0;
+}
+
+/* Starts part o->part: a new file with everything needed to read it alone. */
+static int open_part(rec_output *o, zs_error *err)
+{
+    part_path(o, o->part, o->path, sizeof o->path);
+    if (o->part > 1 && check_free_space(o, err))
+        return -1;
+    if (!(o->writer = zs_writer_create(o->path, o->c.uid, o->c.gid, err)))
+        return -1;
+    if (!(o->stacks = rec_stacks_new()))
+        return zs_fail(err, ZS_E_NOMEM, "stack table");
+    o->part_started_ns = rec_now_ns();
+    o->part_samples = 0;
+    if (write_header(o, err))
+        return -1;
+    for (size_t i = 0; i < o->nprocs; i++) {
+        proc *p = &o->procs[i];
+        if (write_process(o, p->target, err))
+            return -1;
+        if (!(p->capture = rec_capture_new(p->target->pid, &p->target->layout, o->writer)))
+            return zs_fail(err, ZS_E_NOMEM, "capture");
+    }
+    return zs_writer_flush(o->writer, err);
+}
+
+static void drop_part_state(rec_output *o)
+{
+    for (size_t i = 0; i < o->nprocs; i++) {
+        rec_capture_free(o->procs[i].capture);
+        o->procs[i].capture = NULL;
+    }
+    rec_stacks_free(o->stacks);
+    o->stacks = NULL;
+}
+
+rec_output *rec_output_open(const rec_output_config *c, uint64_t start_ns, pid_t first_pid,
+                            zs_error *err)
+{
+    rec_output *o = calloc(1, sizeof *o);
+    if (!o) {
+        zs_fail(err, ZS_E_NOMEM, "output");
+        return NULL;
+    }
+    o->c = *c;
+    o->start_ns = start_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    o->start_wall_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    uint8_t rnd[16] = {0};
+    if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+        memcpy(rnd, &ts, sizeof ts);
+    for (int i = 0; i < 16; i++)
+        snprintf(o->session_id + 2 * i, 3, "%02x", rnd[i]);
+    if (c->path) {
+        snprintf(o->base, sizeof o->base, "%s", c->path);
+        size_t n = strlen(o->base);
+        if (rotating(o) && n > 5 && !strcmp(o->base + n - 5, ".zspy"))
+            o->base[n - 5] = '\0';
+    } else {
+        char host[256] = "host", when[32];
+        struct tm tm;
+        gethostname(host, sizeof host - 1);
+        localtime_r(&ts.tv_sec, &tm);
+        strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+        snprintf(o->base, sizeof o->base, "zeek-spy-%s-%d-%s%s", host, (int)first_pid, when,
+                 rotating(o) ? "" : ".zspy");
+    }
+    o->part = o->oldest = 1;
+    if (open_part(o, err)) {
+        rec_output_abandon(o);
+        return NULL;
+    }
+    return o;
+}
+
+int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err)
+{
+    proc *p = realloc(o->procs, (o->nprocs + 1) * sizeof *p);
+    if (!p)
+        return zs_fail(err, ZS_E_NOMEM, "process table");
+    o->procs = p;
+    p = &o->procs[o->nprocs];
+    p->target = t;
+    if (!(p->capture = rec_capture_new(t->pid, &t->layout, o->writer)))
+        return zs_fail(err, ZS_E_NOMEM, "capture");
+    o->nprocs++;
+    return write_process(o, t, err);
+}
+
+void rec_output_drop_process(rec_output *o, pid_t pid)
+{
+    for (size_t i = 0; i < o->nprocs; i++) {
+        if (o->procs[i].target->pid != pid)
+            continue;
+        rec_capture_free(o->procs[i].capture);
+        o->procs[i] = o->procs[--o->nprocs];
+        return;
+    }
+}
+
+static proc *find(rec_output *o, pid_t pid)
+{
+    for (size_t i = 0; i < o->nprocs; i++)
+        if (o->procs[i].target->pid == pid)
+            return &o->procs[i];
+    return NULL;
+}
+
+int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
+                      zs_error *err)
+{
+    int is_new;
+    int64_t id = rec_stacks_intern(o->stacks, (uint32_t)pid, frames, n, &is_new);
+    if (id < 0)
+        return zs_fail(err, ZS_E_NOMEM, "stack table");
+    if (is_new) {
+        proc *p = find(o, pid);
+        if ((p && rec_capture_frames(p->capture, frames, n, err)) ||
+            zs_writer_stack(o->writer, (uint64_t)id, (uint32_t)pid, frames, n, err))
+            return -1;
+    }
+    o->part_samples++;
+    return zs_writer_sample(o->writer, t_us, (uint64_t)id, err);
+}
+
+int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
+                     const char *message, zs_error *err)
+{
+    return zs_writer_event(o->writer, t_us, (uint32_t)pid, kind, value, message, err);
+}
+
+int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err)
+{
+    return zs_writer_nettime(o->writer, t_us, (uint32_t)pid, network_time, err);
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Deletes the oldest finished parts while the total is over the cap. */
+static void enforce_cap(rec_output *o)
+{
+    while (o->c.max_bytes && o->oldest < o->part &&
+           o->closed_bytes + zs_writer_bytes_written(o->writer) > o->c.max_bytes) {
+        char old[4200];
+        part_path(o, o->oldest, old, sizeof old);
+        uint64_t size = file_size(old);
+        unlink(old);
+        o->closed_bytes -= size < o->closed_bytes ? size : o->closed_bytes;
+        o->oldest++;
+    }
+}
+
+static int rotate(rec_output *o, uint64_t end_t_us, zs_error *err)
+{
+    zs_writer *w = o->writer;
+    o->writer = NULL;
+    int rc = zs_writer_close(w, o->part_samples, 0, end_t_us, err);
+    drop_part_state(o);
+    if (rc)
+        return -1;
+    o->closed_bytes += file_size(o->path);
+    o->part++;
+    if (open_part(o, err))
+        return -1;
+    enforce_cap(o);
+    return 0;
+}
+
+int rec_output_tick(rec_output *o, uint64_t now_ns, zs_error *err)
+{
+    if (zs_writer_flush(o->writer, err))
+        return -1;
+    uint64_t size = zs_writer_bytes_written(o->writer);
+    int due = (o->c.rotate_bytes && size >= o->c.rotate_bytes) ||
+              (o->c.rotate_seconds > 0 &&
+               (double)(now_ns - o->part_started_ns) / 1e9 >= o->c.rotate_seconds);
+    if (due)
+        return rotate(o, (now_ns - o->start_ns) / 1000, err);
+    enforce_cap(o);
+    return 0;
+}
+
+int rec_output_close(rec_output *o, uint64_t skipped, uint64_t end_t_us, zs_error *err)
+{
+    int rc = zs_writer_close(o->writer, o->part_samples, skipped, end_t_us, err);
+    o->writer = NULL;
+    drop_part_state(o);
+    free(o->procs);
+    free(o);
+    return rc;
+}
+
+void rec_output_abandon(rec_output *o)
+{
+    if (!o)
+        return;
+    zs_writer_abandon(o->writer);
+    drop_part_state(o);
+    free(o->procs);
+    free(o);
+}
+
+const char *rec_output_path(const rec_output *o) { return o->path; }
+uint64_t rec_output_bytes(const rec_output *o)
+{
+    return o->closed_bytes + (o->writer ? zs_writer_bytes_written(o->writer) : 0);
+}
+size_t rec_output_stacks(const rec_output *o) { return o->stacks ? rec_stacks_count(o->stacks) : 0; }
+unsigned rec_output_parts(const rec_output *o) { return o->part; }

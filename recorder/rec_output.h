@@ -1,0 +1,52 @@
+/* Where samples go: the recording, or with rotation a series of parts, each
+ * a complete recording (its own header, process records, stacks and
+ * snapshot), so any part converts on its own. Also interns stacks and
+ * captures the snapshot of objects first seen. */
+#ifndef REC_OUTPUT_H
+#define REC_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rec_target.h"
+#include "zs_error.h"
+#include "zs_format.h"
+
+typedef struct rec_output_config {
+    const char *path;        /* NULL: zeek-spy-HOST-PID-TIME.zspy */
+    double rate_hz;
+    int nonblocking;
+    uint64_t rotate_bytes;   /* 0: no size rotation */
+    double rotate_seconds;   /* 0: no time rotation */
+    uint64_t max_bytes;      /* 0: no cap; else oldest parts are deleted */
+    uid_t uid;               /* owner of the files, (uid_t)-1: ours */
+    gid_t gid;
+} rec_output_config;
+
+typedef struct rec_output rec_output;
+
+/* start_ns: the session's monotonic start; sample times are relative to it
+ * in every part. first_pid names the default file. */
+rec_output *rec_output_open(const rec_output_config *c, uint64_t start_ns, pid_t first_pid,
+                            zs_error *err);
+/* t must live until rec_output_drop_process or close. */
+int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err);
+void rec_output_drop_process(rec_output *o, pid_t pid);
+int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
+                      zs_error *err);
+int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
+                     const char *message, zs_error *err);
+int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err);
+/* Once a second: cut a zstd frame; rotate when due. */
+int rec_output_tick(rec_output *o, uint64_t now_ns, zs_error *err);
+int rec_output_close(rec_output *o, uint64_t skipped, uint64_t end_t_us, zs_error *err);
+/* After a failed write: closes without a trailer; the file stays valid. */
+void rec_output_abandon(rec_output *o);
+
+const char *rec_output_path(const rec_output *o);  /* the current part */
+uint64_t rec_output_bytes(const rec_output *o);    /* all parts, on disk */
+size_t rec_output_stacks(const rec_output *o);     /* distinct stacks, current part */
+unsigned rec_output_parts(const rec_output *o);
+
+#endif

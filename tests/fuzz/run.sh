@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target for SECONDS each (default 60), starting from the
+# committed seed corpus and saved regressions; fails when any finds a crash.
+#
+#   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DZS_FUZZ=ON
+#   make -C build-fuzz fuzz_reader fuzz_resolver fuzz_layout
+#   tests/fuzz/run.sh build-fuzz 60
+#
+# New corpus entries go to BUILD_DIR/fuzz-work/<target>/corpus, crash inputs to
+# BUILD_DIR/fuzz-work/<target>/crashes/ (fix the bug, then copy the input to
+# tests/fuzz/regressions/<target>/ so that ctest replays it forever).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: run.sh BUILD_DIR [SECONDS]}" && pwd)
+seconds=${2:-60}
+declare -A max_len=([reader]=32768 [resolver]=16384 [layout]=4096)
+failed=0
+for name in ${FUZZ_TARGETS:-reader resolver layout}; do
+  bin="$build/tests/fuzz/fuzz_$name"
+  if [ ! -x "$bin" ]; then
+    echo "fuzz: $bin is missing (configure with CC=clang -DZS_FUZZ=ON and build it)" >&2
+    exit 2
+  fi
+  work="$build/fuzz-work/$name"
+  mkdir -p "$work/corpus" "$work/crashes"
+  log="$work/log.txt"
+  "$bin" -max_total_time="$seconds" -max_len="${max_len[$name]}" -timeout=20 \
+         -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
+         "$work/corpus" "$here/corpus/$name" "$here/regressions/$name" >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+  crashes=$(find "$work/crashes" -type f | wc -l)
+  printf 'RESULT fuzz.%-8s %s: %ss, %s execs (%s/s), %s, %d crash file(s), exit %d\n' "$name" \
+         "$([ $rc -eq 0 ] && [ "$crashes" -eq 0 ] && echo PASS || echo FAIL)" "$seconds" \
+         "${execs:-?}" "${rate:-?}" "${cov:-cov: ?}" "$crashes" "$rc"
+  if [ $rc -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    failed=1
+    grep -E -A12 '^==[0-9]+==ERROR|runtime error|invariant broken|^SUMMARY' "$log" | head -40 >&2
+    find "$work/crashes" -type f | sed 's/^/  crash input: /' >&2
+  fi
+done
+exit $failed
