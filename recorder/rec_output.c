@@ -285,7 +285,7 @@ static int rotate(rec_output *o, uint64_t end_t_us, zs_error *err)
     return 0;
 }
 
-int rec_output_tick(rec_output *o, uint64_t now_ns, zs_error *err)
+int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, zs_error *err)
 {
     if (zs_writer_flush(o->writer, err))
         return -1;
@@ -293,7 +293,7 @@ int rec_output_tick(rec_output *o, uint64_t now_ns, zs_error *err)
     int due = (o->c.rotate_bytes && size >= o->c.rotate_bytes) ||
               (o->c.rotate_seconds > 0 &&
                (double)(now_ns - o->part_started_ns) / 1e9 >= o->c.rotate_seconds);
-    if (due)
+    if (due && may_rotate)
         return rotate(o, (now_ns - o->start_ns) / 1000, err);
     enforce_cap(o);
     return 0;

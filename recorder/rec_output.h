@@ -38,8 +38,9 @@ int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *f
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
                      const char *message, zs_error *err);
 int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err);
-/* Once a second: cut a zstd frame; rotate when due. */
-int rec_output_tick(rec_output *o, uint64_t now_ns, zs_error *err);
+/* Once a second: cut a zstd frame; rotate when due and allowed (not on the
+ * last tick, which would leave an empty part). */
+int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, zs_error *err);
 int rec_output_close(rec_output *o, uint64_t skipped, uint64_t end_t_us, zs_error *err);
 /* After a failed write: closes without a trailer; the file stays valid. */
 void rec_output_abandon(rec_output *o);

@@ -338,7 +338,7 @@ static void print_stats(const session *s, uint64_t now)
 
 /* Once a second: account skipped ticks and torn reads, note Zeek's clock,
  * and cut a zstd frame so a killed recorder loses at most this second. */
-static int second_tick(session *s, uint64_t now, zs_error *err)
+static int second_tick(session *s, uint64_t now, int last, zs_error *err)
 {
     uint64_t t = since_start_us(s, now);
     if (s->pending_skipped) {
@@ -359,7 +359,7 @@ static int second_tick(session *s, uint64_t now, zs_error *err)
             return -1;
         sl->last_nettime = nt;
     }
-    return rec_output_tick(s->out, now, err);
+    return rec_output_tick(s->out, now, !last, err);
 }
 
 static int sample_loop(session *s, zs_error *err)
@@ -391,7 +391,7 @@ static int sample_loop(session *s, zs_error *err)
         s->stats.skipped += skipped;
         s->pending_skipped += skipped;
         if (now >= next_second) {
-            if (second_tick(s, now, err))
+            if (second_tick(s, now, 0, err))
                 return -1;
             next_second = now + 1000000000ULL;
         }
@@ -405,7 +405,7 @@ static int sample_loop(session *s, zs_error *err)
             next_stats += stats_every;
         }
     }
-    return second_tick(s, rec_now_ns(), err);
+    return second_tick(s, rec_now_ns(), 1, err);
 }
 
 static void report_end(const session *s)
@@ -415,10 +415,14 @@ static void report_end(const session *s)
     unsigned parts = rec_output_parts(s->out);
     for (size_t i = 0; i < s->nslots; i++)
         calls += s->slots[i]->sampler ? rec_sampler_calls(s->slots[i]->sampler) : 0;
-    say(s, "wrote %s%s: %" PRIu64 " samples in %.1f s, %zu distinct stacks, %.1f KiB (%.2f B/sample)",
-        rec_output_path(s->out), parts > 1 ? " (the last part)" : "", s->stats.samples, secs,
-        rec_output_stacks(s->out), bytes / 1024.0,
-        s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
+    if (parts > 1)
+        say(s, "wrote %u parts, the last %s: %" PRIu64 " samples in %.1f s, %.1f KiB (%.2f B/sample)",
+            parts, rec_output_path(s->out), s->stats.samples, secs, bytes / 1024.0,
+            s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
+    else
+        say(s, "wrote %s: %" PRIu64 " samples in %.1f s, %zu distinct stacks, %.1f KiB (%.2f B/sample)",
+            rec_output_path(s->out), s->stats.samples, secs, rec_output_stacks(s->out),
+            bytes / 1024.0, s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
     if (!s->o->nonblocking && s->stats.samples)
         say(s, "stop time per sample: p50 %.0f us, p99 %.0f us, max %.0f us; target overhead %.2f %%; "
             "%.2f reads/sample",
@@ -464,7 +468,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
             goto out;
     say(&s, "sampling %zu process%s at %g Hz into %s", s.active, s.active == 1 ? "" : "es",
         o->rate_hz, rec_output_path(s.out));
-    if (rec_output_tick(s.out, rec_now_ns(), err))
+    if (rec_output_tick(s.out, rec_now_ns(), 0, err))
         goto out;
     raise_priority(&s);
     if (o->command)

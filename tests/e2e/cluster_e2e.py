@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""End-to-end tests of production use: several zeek processes in one
+recording (one killed and restarted mid-run), rotation under a size cap,
+time windows (offset, wall clock, Zeek network time) against the ground
+truth, node labels, and --info on a cut-short recording.
+
+    cluster_e2e.py BUILD_DIR all|rotation|window|info
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import record_e2e as e2e  # noqa: E402
+
+fail = e2e.fail
+run = e2e.run
+
+
+def test_all(env):
+    """--all: two workers and a manager; one worker is killed at 2 s and a
+    new one starts: the recording notes the exit, picks the new one up."""
+    rec = env.path("cluster.zspy")
+    worker = os.path.join(env.build, "tests", "target", "zeek-double-8.0")
+    old = os.path.join(env.build, "tests", "target", "zeek-double-3.0")
+    procs = {
+        "worker-1": subprocess.Popen([worker, "--seconds", "9", "--quiet"], stdout=subprocess.DEVNULL,
+                                     env=dict(os.environ, CLUSTER_NODE="worker-1")),
+        "manager": subprocess.Popen([old, "--seconds", "9", "--quiet"], stdout=subprocess.DEVNULL,
+                                    env=dict(os.environ, CLUSTER_NODE="manager")),
+    }
+    time.sleep(0.3)
+    recorder = subprocess.Popen([env.record, "--all", "-r", "200", "-d", "7", "-o", rec],
+                                stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    procs["worker-1"].kill()
+    procs["worker-1"].wait()
+    procs["worker-1b"] = subprocess.Popen([worker, "--seconds", "7", "--quiet"], stdout=subprocess.DEVNULL,
+                                          env=dict(os.environ, CLUSTER_NODE="worker-1b"))
+    _, err = recorder.communicate(timeout=60)
+    print(err.strip())
+    if recorder.returncode != 0:
+        fail("recorder --all exited %d" % recorder.returncode)
+    for p in procs.values():
+        if p.poll() is None:
+            e2e.assert_untouched(p.pid, "after --all")
+    if "was killed by signal 9" not in err:
+        fail("the killed worker was not noted")
+    r = run([env.convert, "--no-cache", "-f", "summary", rec])
+    print(r.stdout[r.stdout.find("By process"):])
+    for node in ("worker-1", "manager", "worker-1b"):
+        if not re.search(r"\d+ +[\d.]+%  \d+ +" + re.escape(node) + " ", r.stdout):
+            fail("no samples of node %s in the per-process table" % node)
+    for p in procs.values():
+        p.kill()
+    # --node keeps only that node, and pprof sees the label.
+    prof = env.path("manager.pb.gz")
+    r = run([env.convert, "--no-cache", "-q", "--node", "manager", rec, "-o", prof])
+    tags = e2e.pprof(["-tags"], prof)
+    if "manager" not in tags or "worker" in tags:
+        fail("--node manager: wrong labels: " + tags)
+    print("  --node manager: only the manager's samples, labelled")
+
+
+def test_rotation(env):
+    base = env.path("parts.zspy")
+    target = e2e.start_target(env, 12)
+    r = run([env.record, "-p", str(target.pid), "-r", "1000", "-d", "9", "--rotate-size", "4K",
+             "--max-size", "12K", "-o", base])
+    print(r.stderr.strip())
+    if r.returncode != 0:
+        fail("recorder with rotation exited %d" % r.returncode)
+    parts = sorted(glob.glob(env.path("parts-*.zspy")))
+    total = sum(os.path.getsize(p) for p in parts)
+    print("  %d parts kept, %d bytes in all (cap 12K)" % (len(parts), total))
+    if len(parts) < 2:
+        fail("expected several parts, got %s" % parts)
+    if os.path.basename(parts[0]) == "parts-0001.zspy":
+        fail("the cap never deleted the oldest part")
+    if total > 12 * 1024 + 6 * 1024:
+        fail("parts use %d bytes, over the 12K cap by more than the part being written" % total)
+    for p in parts:
+        c = run([env.convert, "--no-cache", "-q", "-f", "summary", p])
+        if c.returncode != 0 or "samples over" not in c.stdout:
+            fail("part %s does not convert on its own: %s" % (p, c.stderr))
+    merged = run([env.convert, "--no-cache", "-q", "-f", "summary"] + parts)
+    m = re.search(r"(\d+) samples over", merged.stdout)
+    print("  the %d parts merged: %s samples" % (len(parts), m.group(1)))
+    target.terminate()
+    target.wait()
+
+
+def shares_in_window(env, rec, truth, args, what):
+    prof = env.path("window.pb.gz")
+    r = run([env.convert, "--no-cache", "-q", rec, "-o", prof] + args)
+    if r.returncode != 0:
+        fail("%s: convert failed: %s" % (what, r.stderr))
+    shares, total = e2e.pprof_flat_shares(prof)
+    truth_rows, wall = e2e.read_ground_truth(truth)
+    worst = 0
+    for name, (kind, file, first, secs) in truth_rows.items():
+        want = 100.0 * secs / wall
+        worst = max(worst, abs(shares.get(name, 0) - want))
+    print("  %-34s %5d samples, largest share error %.2f points" % (what, total, worst))
+    if worst > e2e.TOLERANCE_POINTS:
+        fail("%s: shares off by %.2f points" % (what, worst))
+    return total
+
+
+def test_window(env):
+    """The workload is uniform, so the ground truth's shares hold for any
+    window; a window must also hold about its length in samples."""
+    rec, truth = env.path("w.zspy"), env.path("truth.tsv")
+    r = run([env.record, "-r", "500", "-o", rec, "--", env.target, "--seconds", "8", "--quiet",
+             "--ground-truth", truth])
+    if r.returncode != 0:
+        fail("record failed: " + r.stderr)
+    info = run([env.convert, "--info", rec]).stdout
+    start = re.search(r"samples from (\S+) for", info).group(1).rstrip("Z")
+    net = re.search(r"network time ([\d.]+) \.\. ([\d.]+)", info)
+    n_off = shares_in_window(env, rec, truth, ["--from", "2", "--to", "6"], "offset 2..6 s")
+    n_all = shares_in_window(env, rec, truth, [], "whole recording")
+    if not 0.4 * n_all < n_off < 0.6 * n_all:
+        fail("a 4 s window of 8 s holds %d of %d samples" % (n_off, n_all))
+    wall0 = time.mktime(time.strptime(start, "%Y-%m-%dT%H:%M:%S")) - time.timezone
+    shares_in_window(env, rec, truth, ["--from", "@%.3f" % (wall0 + 2), "--to", "@%.3f" % (wall0 + 6)],
+                     "wall clock +2..+6 s")
+    n0, n1 = float(net.group(1)), float(net.group(2))
+    mid = (n0 + n1) / 2
+    n_net = shares_in_window(env, rec, truth, ["--from", "net:%.6f" % (mid - 1.5), "--to", "net:%.6f" % (mid + 1.5)],
+                             "network time, 3 s around the middle")
+    if n_net >= n_all * 0.8:
+        fail("the network-time window kept almost everything (%d of %d)" % (n_net, n_all))
+    r = run([env.convert, "--no-cache", rec, "-o", env.path("empty.pb.gz"), "--from", "500"])
+    if "no samples match" not in r.stderr:
+        fail("a window outside the recording gave no clear message: " + r.stderr)
+    print("  window outside the recording -> " + r.stderr.strip().splitlines()[-2])
+
+
+def test_info(env):
+    rec = env.path("i.zspy")
+    target = e2e.start_target(env, 8)
+    r = run([env.record, "-p", str(target.pid), "-r", "500", "-d", "3", "-o", rec])
+    target.terminate()
+    target.wait()
+    data = open(rec, "rb").read()
+    cut = env.path("cut.zspy")
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) - 700])
+    r = run([env.convert, "--info", cut])
+    print(r.stdout)
+    if r.returncode != 0 or "cut short" not in r.stdout or "no trailer" not in r.stdout:
+        fail("--info does not describe the cut-short recording")
+    if "Zeek 8.0.10" not in r.stdout or "samples" not in r.stdout:
+        fail("--info lacks the process or the counts")
+    r = run([env.convert, "--info", "/etc/hostname", cut])
+    if r.returncode == 0 or "not a zeek-spy recording" not in r.stdout or "cut short" not in r.stdout:
+        fail("--info on a bad file among good ones: " + r.stdout)
+
+
+def main():
+    build, test = sys.argv[1], sys.argv[2]
+    env = e2e.Env(build, "8.0")
+    if run(["go", "version"]).returncode != 0:
+        fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
+    {"all": test_all, "rotation": test_rotation, "window": test_window, "info": test_info}[test](env)
+    print("PASS " + test)
+
+
+if __name__ == "__main__":
+    main()
