@@ -110,3 +110,30 @@ out:
     close(fd);
     return rc;
 }
+
+int zs_elf_read(const char *path, uint64_t vaddr, void *buf, size_t len, zs_error *err)
+{
+    elf_version(EV_CURRENT);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return zs_fail(err, ZS_E_IO, "%s: %s", path, strerror(errno));
+    int rc = zs_fail(err, ZS_E_NOT_ZEEK, "%s: address 0x%llx is not in its initialised data", path,
+                     (unsigned long long)vaddr);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+            vaddr + len > sh.sh_addr + sh.sh_size)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (data && data->d_buf && vaddr - sh.sh_addr + len <= data->d_size) {
+            memcpy(buf, (const char *)data->d_buf + (vaddr - sh.sh_addr), len);
+            rc = 0;
+        }
+        break;
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return rc;
+}

@@ -25,4 +25,8 @@ typedef struct zs_elf_info {
 /* Fills info and each symbol's value/found. Missing symbols are not an error. */
 int zs_elf_lookup(const char *path, zs_elf_symbol *syms, size_t n, zs_elf_info *info, zs_error *err);
 
+/* Reads len bytes at link-time address vaddr from the file's initialised
+ * data (a string constant such as Zeek's version), without running it. */
+int zs_elf_read(const char *path, uint64_t vaddr, void *buf, size_t len, zs_error *err);
+
 #endif

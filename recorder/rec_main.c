@@ -8,6 +8,7 @@
 #include "rec_session.h"
 #include "rec_target.h"
 #include "zs_dwarf.h"
+#include "zs_elf.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-record";
@@ -167,9 +168,29 @@ static int print_layout(const cli *c, zs_error *err)
     zs_layout layout;
     const char *source;
     if (c->exe) {
-        if (zs_dwarf_layout(c->exe, "", "", &layout, err))
-            return -1;
-        source = "DWARF";
+        zs_error dwarf_err = {0};
+        if (c->rec.layout.no_dwarf || zs_dwarf_layout(c->exe, "", "", &layout, &dwarf_err)) {
+            /* No debug info: the built-in layout of the version it carries. */
+            char version[64] = "";
+            zs_elf_symbol sym = {"version"};
+            zs_elf_info info;
+            if (zs_elf_lookup(c->exe, &sym, 1, &info, err))
+                return -1;
+            if (!sym.found)
+                return zs_fail(err, ZS_E_NOT_ZEEK, "%s is not a zeek: no 'version' symbol", c->exe);
+            size_t n = sym.size && sym.size < sizeof version ? sym.size : sizeof version - 1;
+            if (zs_elf_read(c->exe, sym.value, version, n, err))
+                return -1;
+            version[sizeof version - 1] = '\0';
+            const zs_layout *builtin = zs_layout_builtin(version);
+            if (!builtin)
+                return zs_fail(err, ZS_E_UNSUPPORTED, "%s: Zeek %s has no built-in layout and %s",
+                               c->exe, version, dwarf_err.code ? dwarf_err.detail : "--no-dwarf");
+            layout = *builtin;
+            source = "built-in table";
+        } else {
+            source = "DWARF";
+        }
     } else {
         rec_target t;
         if (rec_target_open(c->rec.pids[0], &c->rec.layout, &t, err))

@@ -147,16 +147,27 @@ def start_target(env, seconds, truth=None):
     return p
 
 
-def test_launch(env):
+def test_launch(env, layout_file=False):
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
-    r = run([env.record, "-r", str(RATE_HZ), "-o", rec, "--", env.target, "--seconds", "7",
+    extra = []
+    if layout_file:
+        # Made where debug info is, used where it is not: --print-layout of
+        # the executable, then --layout with the stripped copy.
+        layout = env.path("zeek.layout")
+        p = run([env.record, "--print-layout", env.target.replace("-stripped", "")])
+        if p.returncode != 0:
+            fail("--print-layout: " + p.stderr)
+        with open(layout, "w") as f:
+            f.write(p.stdout)
+        extra = ["--layout", layout]
+    r = run([env.record, "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
              "--quiet", "--ground-truth", truth])
     print(r.stderr.strip())
     if r.returncode != 0:
         fail("record exited %d" % r.returncode)
     if "exited with status 0" not in r.stderr:
         fail("recorder did not say that the target exited")
-    source = "built-in table" if env.stripped else "DWARF"
+    source = "layout file" if layout_file else "built-in table" if env.stripped else "DWARF"
     if "layout from " + source not in r.stderr:
         fail("expected the layout to come from the " + source)
     check_profile(env, rec, truth, 2000)
@@ -256,7 +267,7 @@ def main():
     if run(["go", "version"]).returncode != 0:
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
     {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
-     "bad-input": test_bad_input}[test](env)
+     "bad-input": test_bad_input, "layout-file": lambda e: test_launch(e, True)}[test](env)
     print("PASS " + " ".join(sys.argv[2:]))
 
 
