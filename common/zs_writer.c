@@ -283,8 +283,13 @@ void zs_writer_abandon(zs_writer *w)
 {
     if (!w)
         return;
-    if (w->fd >= 0)
+    if (w->fd >= 0) {
         close(w->fd);
+        /* Not one frame reached the disk (full from the start): an empty
+         * file is no recording, so leave none behind. */
+        if (w->written == 0)
+            unlink(w->path);
+    }
     ZSTD_freeCCtx(w->cctx);
     zs_buf_free(&w->buf);
     zs_buf_free(&w->out);

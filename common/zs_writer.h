@@ -33,7 +33,8 @@ int zs_writer_flush(zs_writer *w, zs_error *err);
 /* Writes the trailer, flushes and closes; frees w even on failure. */
 int zs_writer_close(zs_writer *w, uint64_t samples, uint64_t skipped, uint64_t end_t_us,
                     zs_error *err);
-/* Closes without a trailer (after a write error). */
+/* Closes without a trailer (after a write error); removes the file when no
+ * frame was ever written to it. */
 void zs_writer_abandon(zs_writer *w);
 
 uint64_t zs_writer_bytes_written(const zs_writer *w);

@@ -29,7 +29,11 @@ int conv_output_open(conv_output *o, const char *path, zs_error *err)
         conv_output_discard(o);
         return zs_fail(err, ZS_E_OUTPUT, "%s: %s", path, strerror(e));
     }
-    fchmod(fd, 0644);
+    /* mkstemp makes the file 0600; an output gets the usual mode. The
+     * converter is single-threaded, so reading the umask this way is safe. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     if (!(o->file = fdopen(fd, "wb"))) {
         close(fd);
         conv_output_discard(o);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "conv_output.h"
 #include "profile.pb-c.h"
 
 /* pprof stores every string once and refers to it by index. Profiles have
@@ -326,22 +327,8 @@ static int build_profile(build *b, const conv_profile *p)
     return 0;
 }
 
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        data += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The pprof format is gzip on disk (deflate with a gzip wrapper). */
-static int write_gzip(int fd, const uint8_t *data, size_t len, const char *path, zs_error *err)
+static int write_gzip(FILE *f, const uint8_t *data, size_t len, const char *path, zs_error *err)
 {
     z_stream z = {0};
     uint8_t out[64 << 10];
@@ -360,7 +347,8 @@ static int write_gzip(int fd, const uint8_t *data, size_t len, const char *path,
                 rc = zs_fail(err, ZS_E_OUTPUT, "%s: gzip compression failed", path);
                 goto out;
             }
-            if (write_all(fd, out, sizeof out - z.avail_out)) {
+            size_t n = sizeof out - z.avail_out;
+            if (fwrite(out, 1, n, f) != n) {
                 rc = zs_fail(err, ZS_E_OUTPUT, "%s: write: %s", path, strerror(errno));
                 goto out;
             }
@@ -375,8 +363,8 @@ int conv_write_pprof(const conv_profile *p, const char *path, zs_error *err)
 {
     build b = {0};
     uint8_t *packed = NULL;
-    char *tmp = NULL;
-    int fd = -1, rc = -1;
+    conv_output out = {0};
+    int rc = -1;
 
     if (check_indexes(p)) {
         zs_fail(err, ZS_E_OUTPUT, "%s: the profile refers to a missing function or location", path);
@@ -387,52 +375,21 @@ int conv_write_pprof(const conv_profile *p, const char *path, zs_error *err)
         goto out;
     }
     size_t len = perftools__profiles__profile__get_packed_size(&b.prof);
-    if (!(packed = malloc(len ? len : 1)) || !(tmp = malloc(strlen(path) + sizeof ".tmp.XXXXXX"))) {
+    if (!(packed = malloc(len ? len : 1))) {
         zs_fail(err, ZS_E_NOMEM, "%s: encoding the pprof profile", path);
         goto out;
     }
     perftools__profiles__profile__pack(&b.prof, packed);
-
-    /* A temp file next to path, renamed over it once complete: an
-     * interrupted run leaves the previous profile intact. */
-    strcpy(tmp, path);
-    strcat(tmp, ".tmp.XXXXXX");
-    if ((fd = mkstemp(tmp)) < 0) {
-        zs_fail(err, ZS_E_OUTPUT, "%s: cannot create a temporary file: %s", path, strerror(errno));
-        free(tmp);
-        tmp = NULL;
+    /* Written beside path and renamed over it (conv_output): an interrupted
+     * run leaves the previous profile intact. */
+    if (conv_output_open(&out, path, err))
+        goto out;
+    if (write_gzip(out.file, packed, len, path, err)) {
+        conv_output_discard(&out);
         goto out;
     }
-    /* mkstemp makes the file 0600; a profile gets the usual mode. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) {
-        zs_fail(err, ZS_E_OUTPUT, "%s: chmod: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (write_gzip(fd, packed, len, path, err))
-        goto out;
-    if (fsync(fd) != 0) {
-        zs_fail(err, ZS_E_OUTPUT, "%s: fsync: %s", path, strerror(errno));
-        goto out;
-    }
-    int c = close(fd);
-    fd = -1;
-    if (c != 0) {
-        zs_fail(err, ZS_E_OUTPUT, "%s: close: %s", path, strerror(errno));
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        zs_fail(err, ZS_E_OUTPUT, "%s: cannot replace it: %s", path, strerror(errno));
-        goto out;
-    }
-    rc = 0;
+    rc = conv_output_commit(&out, err);
 out:
-    if (fd >= 0)
-        close(fd);
-    if (rc && tmp)
-        unlink(tmp);
-    free(tmp);
     free(packed);
     build_free(&b);
     return rc;

@@ -195,6 +195,10 @@ static int write_script(const char *path, int every_record, script *s)
     STEP(zs_writer_event(w, 99, 4242, ZS_EV_TARGET_EXITED, 9 << 8, "target exited with status 9",
                          &err));
 
+    /* Zeek's network time, a double with a fraction (c / 4 exactly). */
+    ADD(.type = ZS_REC_NETTIME, .a = 1000000, .pid = 4242, .c = 6800000000001ULL);
+    STEP(zs_writer_nettime(w, 1000000, 4242, 6800000000001.0 / 4, &err));
+
     ADD(.type = ZS_REC_TRAILER, .a = 7, .b = 3, .c = (1ULL << 40) + 127);
     rc |= zs_writer_close(w, 7, 3, (1ULL << 40) + 127, &err);
 #undef ADD
@@ -236,6 +240,9 @@ static int matches(const zs_record *r, const expected *e)
                r->event.value == e->c && !strcmp(r->event.message, e->message);
     case ZS_REC_TRAILER:
         return r->trailer.samples == e->a && r->trailer.skipped == e->b && r->trailer.t_us == e->c;
+    case ZS_REC_NETTIME:
+        return r->nettime.t_us == e->a && r->nettime.pid == e->pid &&
+               r->nettime.network_time == (double)e->c / 4;
     }
     return 0;
 }
@@ -380,6 +387,8 @@ static void test_writer_limits(void)
     CHECK(zs_writer_snapshot(w, 1, 0, big_snapshot, ZS_MAX_SNAPSHOT_BYTES + 1, &err) == -1);
     CHECK(err.code == ZS_E_USAGE);
     CHECK(!strcmp(zs_writer_path(w), path));
+    /* A flushed file stays when abandoned (one never written to goes). */
+    CHECK(zs_writer_flush(w, &err) == 0);
     zs_writer_abandon(w);
 
     /* Never overwrites. */
