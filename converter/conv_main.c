@@ -182,7 +182,7 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
             use_cache = 0;
         }
     }
-    conv_read_report rep;
+    conv_read_report rep = {.show_progress = !o->quiet};
     if (conv_read_recording(path, &o->filter, out, &rep, err))
         return -1;
     warn_about(o, path, &rep, *out);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "zs_image.h"
 #include "zs_layout.h"
@@ -351,7 +352,9 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
                         conv_read_report *report, zs_error *err)
 {
     reading rd = {.path = path, .filter = filter};
+    int show_progress = report->show_progress;
     memset(report, 0, sizeof *report);
+    time_t started = time(NULL), shown = started;
     int rc = -1;
     zs_reader *r = NULL;
     if (!(rd.profile = conv_profile_new())) {
@@ -365,8 +368,12 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
     zs_record rec;
     int got;
     while ((got = zs_reader_next(r, &rec, err)) > 0) {
-        if (rec.type == ZS_REC_SAMPLE)
-            report->samples++;
+        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && show_progress &&
+            time(NULL) > shown) { /* a long read: say where it is, once a second */
+            shown = time(NULL);
+            fprintf(stderr, "zeek-spy-convert: %s: %.1f million samples read (%lld s)\r",
+                    path, (double)report->samples / 1e6, (long long)(shown - started));
+        }
         if (rec.type == ZS_REC_TRAILER)
             report->has_trailer = 1;
         if (dispatch(&rd, &rec, err))
@@ -374,6 +381,8 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
     }
     if (got < 0)
         goto out;
+    if (shown != started)
+        fputc('\n', stderr);
     report->truncated = zs_reader_truncated(r, &report->truncated_at);
     report->skipped_records = zs_reader_skipped_records(r);
     if (resolve_all(&rd, err))
