@@ -54,6 +54,13 @@ enum {
     ZS_MAX_KV = 256,                /* pairs per header/process record */
     ZS_MAX_FRAME_BYTES = 64 << 20,  /* decompressed bytes per zstd frame */
     ZS_MAX_SNAPSHOT_BYTES = 1 << 20, /* one snapshot region */
+    /* All snapshot regions of a recording together: at most this allowance
+     * plus RATIO times the compressed bytes read so far. Real snapshots
+     * compress a few times; a file of highly compressible regions (a
+     * decompression bomb) would otherwise make a converter allocate
+     * thousands of times its size. */
+    ZS_SNAPSHOT_ALLOWANCE = 64 << 20,
+    ZS_SNAPSHOT_RATIO = 64,
     ZS_SAMPLE_BATCH = 4096           /* samples per SAMPLES record (writer) */
 };
 

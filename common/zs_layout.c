@@ -236,15 +236,18 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
                        source, l->body_size, l->body_stmts);
     if (l->func_kind_size != 1 && l->func_kind_size != 2 && l->func_kind_size != 4)
         return zs_fail(err, ZS_E_LAYOUT, "%s: func_kind_size must be 1, 2 or 4", source);
-    /* libstdc++: std::vector is 24 bytes, std::string 32; the resolver reads
-     * the members inside those headers only. */
-    if (!member_fits(l->vector_begin, 8, 24) || !member_fits(l->vector_end, 8, 24) ||
-        !member_fits(l->string_data, 8, 32) || !member_fits(l->string_size, 8, 32))
+    /* libstdc++ is the one C++ library supported: the recorder reads a
+     * vector's {begin, end, end_of_storage} as one 24-byte header, and the
+     * resolver a string's {data, size} inside its 32 bytes. */
+    if (l->vector_begin != 0 || l->vector_end != 8)
         return zs_fail(err, ZS_E_LAYOUT,
-                       "%s: vector_begin/vector_end must lie in a 24-byte std::vector, "
-                       "string_data/string_size in a 32-byte std::string", source);
-    if (abs(l->vector_begin - l->vector_end) < 8 || abs(l->string_data - l->string_size) < 8)
-        return zs_fail(err, ZS_E_LAYOUT, "%s: vector/string members overlap", source);
+                       "%s: vector_begin must be 0 and vector_end 8 (libstdc++'s std::vector)",
+                       source);
+    if (!member_fits(l->string_data, 8, 32) || !member_fits(l->string_size, 8, 32) ||
+        abs(l->string_data - l->string_size) < 8)
+        return zs_fail(err, ZS_E_LAYOUT,
+                       "%s: string_data/string_size must be two 8-byte members of a 32-byte "
+                       "std::string", source);
     if (l->location_first_line == l->location_last_line ||
         l->location_filename == l->location_first_line)
         return zs_fail(err, ZS_E_LAYOUT, "%s: Location members overlap", source);

@@ -34,6 +34,7 @@ struct zs_reader {
     uint32_t version;
     uint64_t t_us;
     uint64_t skipped_records;
+    uint64_t snapshot_bytes; /* all snapshot regions so far, for the bomb check */
 
     /* The SAMPLES record being handed out one sample at a time. */
     size_t batch_left;
@@ -380,6 +381,15 @@ int zs_reader_next(zs_reader *r, zs_record *rec, zs_error *err)
             return corrupt(r, "malformed record", err);
         if (!r->seen_header && !(rc == 0 && type == ZS_REC_HEADER))
             return corrupt(r, "first record is not a header", err);
+        if (rc == 0 && type == ZS_REC_SNAPSHOT &&
+            (r->snapshot_bytes += rec->snapshot.len) >
+                ZS_SNAPSHOT_ALLOWANCE + (uint64_t)ZS_SNAPSHOT_RATIO * r->consumed)
+            return zs_fail(err, ZS_E_CORRUPT,
+                           "%s: offset %llu: snapshot regions add up to %llu MiB from %llu bytes "
+                           "of file (a decompression bomb, not a recording)",
+                           r->name, (unsigned long long)r->frame_offset,
+                           (unsigned long long)(r->snapshot_bytes >> 20),
+                           (unsigned long long)r->consumed);
         r->pos = (size_t)(c.p - r->frame.data);
         if (rc > 0) {
             r->skipped_records++;

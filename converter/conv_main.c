@@ -204,8 +204,9 @@ static int write_output(const options *o, const conv_profile *p, zs_error *err)
     int rc = o->format == FORMAT_FOLDED ? conv_write_folded(p, out.file)
                                         : conv_write_summary(p, o->top, out.file);
     if (rc) {
+        int e = errno;
         conv_output_discard(&out);
-        return zs_fail(err, ZS_E_OUTPUT, "%s: write error", o->output);
+        return zs_fail(err, ZS_E_OUTPUT, "%s: %s", o->output, strerror(e ? e : EIO));
     }
     return conv_output_commit(&out, err);
 }

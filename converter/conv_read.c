@@ -16,8 +16,10 @@
  * served for a converter that would now produce different output. */
 #define RESOLVER_GENERATION "r1"
 
-/* Stack ids are dense from 0 in a recording; this bounds a hostile one. */
-enum { MAX_STACK_ID = 1 << 24 };
+/* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
+ * recording of more processes than this is not one a recorder wrote (each
+ * part of a rotation lists only the processes alive in it). */
+enum { MAX_STACK_ID = 1 << 24, MAX_PROCESSES = 4096 };
 
 typedef struct raw_stack {
     uint32_t pid;
@@ -48,9 +50,10 @@ typedef struct reading {
     const char *path;
     const conv_filter *filter;
     raw_stack *stacks;
-    size_t nstacks;
+    size_t nstacks;   /* allocated entries */
+    size_t ndefined;  /* STACK records seen: the next id must not exceed it */
     process *procs;
-    size_t nprocs;
+    size_t nprocs, procs_cap;
     conv_profile *profile;
     uint64_t first_us, last_us;
     int any_sample;
@@ -84,12 +87,17 @@ static process *find_process(reading *rd, uint32_t pid, int create)
     for (size_t i = 0; i < rd->nprocs; i++)
         if (rd->procs[i].pid == pid)
             return &rd->procs[i];
-    if (!create)
+    if (!create || rd->nprocs == MAX_PROCESSES)
         return NULL;
-    process *p = realloc(rd->procs, (rd->nprocs + 1) * sizeof *p);
-    if (!p)
-        return NULL;
-    rd->procs = p;
+    if (rd->nprocs == rd->procs_cap) {
+        size_t cap = rd->procs_cap ? 2 * rd->procs_cap : 8;
+        process *more = realloc(rd->procs, cap * sizeof *more);
+        if (!more)
+            return NULL;
+        rd->procs = more;
+        rd->procs_cap = cap;
+    }
+    process *p;
     p = &rd->procs[rd->nprocs];
     memset(p, 0, sizeof *p);
     p->pid = pid;
@@ -122,7 +130,7 @@ static int add_process(reading *rd, const zs_record *rec, zs_error *err)
 {
     process *p = find_process(rd, rec->process.pid, 1);
     if (!p)
-        return zs_fail(err, ZS_E_NOMEM, "%s: process table", rd->path);
+        return zs_fail(err, ZS_E_CORRUPT, "%s: more than %d processes (or out of memory)", rd->path, MAX_PROCESSES);
     const char *layout = zs_kv_get(rec->process.items, rec->process.count, "layout");
     const char *version = zs_kv_get(rec->process.items, rec->process.count, "zeek_version");
     const char *node = zs_kv_get(rec->process.items, rec->process.count, "node");
@@ -146,9 +154,11 @@ static int add_process(reading *rd, const zs_record *rec, zs_error *err)
 static int define_stack(reading *rd, const zs_record *rec, zs_error *err)
 {
     uint64_t id = rec->stack.id;
-    if (id >= MAX_STACK_ID)
-        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": stack id %" PRIu64 " too large",
-                       rd->path, rec->offset, id);
+    if (id >= MAX_STACK_ID || id > rd->ndefined)
+        return zs_fail(err, ZS_E_CORRUPT,
+                       "%s: offset %" PRIu64 ": stack id %" PRIu64 " out of sequence (ids are "
+                       "dense from 0; %zu defined so far)",
+                       rd->path, rec->offset, id, rd->ndefined);
     if (id >= rd->nstacks) {
         size_t n = rd->nstacks ? rd->nstacks : 256;
         while (n <= id)
@@ -171,6 +181,7 @@ static int define_stack(reading *rd, const zs_record *rec, zs_error *err)
     s->nframes = (uint32_t)rec->stack.nframes;
     s->pid = rec->stack.pid;
     s->defined = 1;
+    rd->ndefined++;
     process *p = find_process(rd, s->pid, 0);
     s->keep = conv_filter_keeps_process(rd->filter, s->pid, p ? p->node : NULL);
     return 0;
@@ -231,7 +242,7 @@ static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
 {
     process *p = find_process(rd, rec->nettime.pid, 1);
     if (!p)
-        return zs_fail(err, ZS_E_NOMEM, "%s: process table", rd->path);
+        return zs_fail(err, ZS_E_CORRUPT, "%s: more than %d processes (or out of memory)", rd->path, MAX_PROCESSES);
     if (p->nclock && p->clock[p->nclock - 1].t_us > rec->nettime.t_us)
         return 0; /* out of order: keep the clock monotonic */
     nettime_point *c = realloc(p->clock, (p->nclock + 1) * sizeof *c);
@@ -245,7 +256,10 @@ static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
 static int add_snapshot(reading *rd, const zs_record *rec, zs_error *err)
 {
     process *p = find_process(rd, rec->snapshot.pid, 1);
-    if (!p || zs_image_add(p->image, rec->snapshot.addr, rec->snapshot.data, rec->snapshot.len))
+    if (!p)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: more than %d processes (or out of memory)", rd->path,
+                       MAX_PROCESSES);
+    if (zs_image_add(p->image, rec->snapshot.addr, rec->snapshot.data, rec->snapshot.len))
         return zs_fail(err, ZS_E_NOMEM, "%s: snapshot image", rd->path);
     return 0;
 }

@@ -6,7 +6,9 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake pkg-config g++
           libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
           libelf-dev libdw-dev libsqlite3-dev sqlite3 golang-go
-          python3 time binutils procps clang)
+          python3 time binutils procps
+          # clang with its libFuzzer and sanitizer runtimes (scripts/ci-fuzz.sh)
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

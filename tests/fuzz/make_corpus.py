@@ -92,12 +92,12 @@ def main():
         return out
 
     small = zsgen("small.zspy", "--samples", "50", "--stacks", "5", "--flush-every", "20")
-    shutil.copy(small, os.path.join(corpus, "reader", "small.zspy"))
+    shutil.copy(small, os.path.join(corpus, "reader", "small.rec"))
     data = open(small, "rb").read()
-    with open(os.path.join(corpus, "reader", "cut-short.zspy"), "wb") as f:
+    with open(os.path.join(corpus, "reader", "cut-short.rec"), "wb") as f:
         f.write(data[:len(data) - 7])
     shutil.copy(zsgen("no-trailer.zspy", "--samples", "30", "--stacks", "3", "--no-trailer"),
-                os.path.join(corpus, "reader", "no-trailer.zspy"))
+                os.path.join(corpus, "reader", "no-trailer.rec"))
     plain = subprocess.run(["zstd", "-dcq", small], capture_output=True, check=True).stdout
     with open(os.path.join(corpus, "reader", "plain-3frames"), "wb") as f:
         f.write(bytes([1 | 2, 2 | (3 << 2)]) + plain)  # compress, 3 frames, cut 4 bytes
