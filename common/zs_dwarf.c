@@ -737,6 +737,17 @@ static int open_debug(const char *exe_path, const char *build_id, debug_file *d,
     if (!*id)
         build_id_hex(exe.elf, id, sizeof id);
     if (valid_build_id(id)) {
+        /* A zeek in a container keeps its debug files in its own file
+         * system: /proc/PID/root first, then the host's. */
+        int pid = 0, end = 0;
+        char in_root[PATH_MAX];
+        if (sscanf(exe_path, "/proc/%d/exe%n", &pid, &end) == 1 && exe_path[end] == '\0' &&
+            snprintf(in_root, sizeof in_root, "/proc/%d/root" DEBUG_DIR "/.build-id/%.2s/%s.debug",
+                     pid, id, id + 2) < (int)sizeof in_root &&
+            try_open(in_root, id, d) == 0) {
+            debug_file_close(&exe);
+            return 0;
+        }
         snprintf(by_id, sizeof by_id, DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
         if (try_open(by_id, id, d) == 0) {
             debug_file_close(&exe);

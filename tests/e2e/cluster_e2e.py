@@ -4,7 +4,7 @@ recording (one killed and restarted mid-run), rotation under a size cap,
 time windows (offset, wall clock, Zeek network time) against the ground
 truth, node labels, and --info on a cut-short recording.
 
-    cluster_e2e.py BUILD_DIR all|rotation|window|info
+    cluster_e2e.py BUILD_DIR all|rotation|window|info|container
 """
 import glob
 import os
@@ -161,12 +161,39 @@ def test_info(env):
         fail("--info on a bad file among good ones: " + r.stdout)
 
 
+def test_container(env):
+    """A zeek in its own pid and mount namespaces (as in Security Onion or
+    Malcolm), recorded from the host: both pids are kept, the profile holds."""
+    rec, truth = env.path("ct.zspy"), env.path("truth.tsv")
+    ns = subprocess.Popen(["unshare", "--pid", "--fork", "--mount", "--mount-proc", env.target,
+                           "--seconds", "8", "--quiet", "--ground-truth", truth],
+                          stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    host_pid = None
+    for line in open("/proc/%d/task/%d/children" % (ns.pid, ns.pid)).read().split():
+        host_pid = int(line)
+    status = open("/proc/%d/status" % host_pid).read()
+    nspid = re.search(r"NSpid:\s+(\d+)\s+(\d+)", status)
+    if not nspid or nspid.group(2) != "1":
+        fail("the target is not in its own pid namespace: " + str(nspid))
+    r = run([env.record, "-p", str(host_pid), "-r", "400", "-d", "6", "-o", rec])
+    if r.returncode != 0:
+        fail("recording a namespaced zeek: " + r.stderr)
+    ns.wait(timeout=30)
+    info = run([env.convert, "--info", rec]).stdout
+    if "process %d (pid 1 in its namespace)" % host_pid not in info:
+        fail("host and namespace pids not kept: " + info)
+    print("  host pid %d, pid 1 inside its namespace" % host_pid)
+    e2e.check_profile(env, rec, truth, 2000)
+
+
 def main():
     build, test = sys.argv[1], sys.argv[2]
     env = e2e.Env(build, "8.0")
     if run(["go", "version"]).returncode != 0:
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
-    {"all": test_all, "rotation": test_rotation, "window": test_window, "info": test_info}[test](env)
+    {"all": test_all, "rotation": test_rotation, "window": test_window, "info": test_info,
+     "container": test_container}[test](env)
     print("PASS " + test)
 
 
