@@ -3,6 +3,7 @@
  * default location, setting aside bad files, two writers at once, and load
  * speed. */
 #include "check.h"
+#include "cache_schema.h"
 #include "conv_cache.h"
 
 #include <dirent.h>
@@ -774,6 +775,35 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A cache made by a converter of schema version 1 is migrated in place to
+ * the current version, keeps working, and stores processes. */
+static void test_migration_from_v1(void)
+{
+    zs_error err = {0};
+    const char *path = path_in("v1/cache.sqlite");
+    mkdir(path_in("v1"), 0700);
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, CACHE_SCHEMA_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    CHECK(sql_int(path, "PRAGMA user_version") == 1);
+
+    conv_cache *c = conv_cache_open(path, &err);
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    CHECK(sql_int(path, "PRAGMA user_version") == 2);
+    conv_profile *p = make_profile(7, 12, 40);
+    int64_t proc = conv_profile_process(p, "sensor-2", 99, "worker-3");
+    uint32_t loc = 0;
+    CHECK(proc >= 0 && conv_profile_add_process_stack(p, (uint32_t)proc, &loc, 1, 5) == 0);
+    CHECK(conv_cache_store(c, "migrated:1", p, &err) == 0);
+    CHECK(loads_as(c, "migrated:1", p));
+    CHECK(sql_int(path, "SELECT count(*) FROM processes WHERE node = 'worker-3'") == 1);
+    conv_profile_free(p);
+    conv_cache_close(c);
+}
+
 static void test_load_speed(void)
 {
     zs_error err = {0};
@@ -820,6 +850,7 @@ int main(void)
     test_two_writers();
     test_two_openers_one_set_aside();
     test_killed_writer();
+    test_migration_from_v1();
     test_load_speed();
     if (!check_failures)
         remove_tree(tmp);
