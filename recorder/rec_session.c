@@ -50,6 +50,7 @@ typedef struct slot {
     rec_tracee tracee;
     rec_sampler *sampler;
     int active;
+    int refused;         /* --all: not a usable zeek; not tried again */
     double last_nettime; /* last network_time written to the recording */
 } slot;
 
@@ -187,10 +188,10 @@ static int rescan(session *s, zs_error *err)
     for (size_t i = 0; i < n; i++) {
         if (tracking(s, pids[i]))
             continue;
-        int known = 0;
-        for (size_t k = 0; k < s->nslots && !known; k++)
-            known = s->slots[k]->target.pid == pids[i]; /* refused before: not again */
-        if (known)
+        int refused = 0;
+        for (size_t k = 0; k < s->nslots && !refused; k++)
+            refused = s->slots[k]->refused && s->slots[k]->target.pid == pids[i];
+        if (refused)
             continue;
         slot *sl = new_slot(s, err);
         if (!sl)
@@ -198,14 +199,14 @@ static int rescan(session *s, zs_error *err)
         zs_error why = {0};
         if (attach(s, sl, pids[i], &why)) {
             sl->target.pid = pids[i];
+            sl->refused = 1;
             say(s, "warning: skipping pid %d: %s", (int)pids[i], why.detail);
             continue;
         }
-        if (activate(s, sl, err))
+        if (activate(s, sl, err) ||
+            (s->out && rec_output_event(s->out, since_start_us(s, rec_now_ns()), pids[i],
+                                        ZS_EV_ATTACHED, 0, "", err)))
             return -1;
-        if (s->out)
-            rec_output_event(s->out, since_start_us(s, rec_now_ns()), pids[i], ZS_EV_ATTACHED, 0,
-                             "", err);
     }
     return 0;
 }
