@@ -24,7 +24,6 @@ struct zs_reader {
     zs_buf frame;          /* decompressed bytes of the current frame */
     uint64_t frame_offset; /* file offset where the current frame began */
     size_t pos;            /* next record within frame */
-    int frame_complete;
     int at_end;
     int truncated;
     uint64_t truncated_offset;
@@ -167,10 +166,8 @@ static int load_frame(zs_reader *r, zs_error *err)
             return zs_fail(err, ZS_E_CORRUPT, "%s: offset %llu: corrupt zstd frame: %s", r->name,
                            (unsigned long long)r->frame_offset, ZSTD_getErrorName(ret));
         }
-        if (ret == 0) {
-            r->frame_complete = 1;
+        if (ret == 0)
             return 1;
-        }
     }
 }
 

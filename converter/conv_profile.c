@@ -35,9 +35,9 @@ static uint64_t hash_location(uint32_t function, int line)
     return hash_bytes(hash_bytes(HASH_SEED, &function, 4), &line, sizeof line);
 }
 
-static uint64_t hash_stack(uint32_t pid, const uint32_t *locs, uint32_t n)
+static uint64_t hash_stack(uint32_t process, const uint32_t *locs, uint32_t n)
 {
-    return hash_bytes(hash_bytes(HASH_SEED, &pid, 4), locs, n * sizeof *locs);
+    return hash_bytes(hash_bytes(HASH_SEED, &process, 4), locs, n * sizeof *locs);
 }
 
 static uint64_t hash_of(const conv_profile *p, int kind, uint32_t i)

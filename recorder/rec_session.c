@@ -63,8 +63,8 @@ typedef struct session {
     rec_discover *discover;
     rec_stats stats;
     uint64_t start_ns;
-    uint64_t pending_skipped;
-    uint64_t torn_written;
+    /* Counters already written as events (the totals are in stats). */
+    uint64_t skipped_written, torn_written, deep_written, failed_written;
     zs_frame frames[ZS_MAX_FRAMES];
 } session;
 
@@ -321,6 +321,7 @@ static int sample_one(session *s, slot *sl, zs_error *err)
     int cut;
     size_t n = rec_sampler_frames(sl->sampler, s->frames, &cut);
     s->stats.samples++;
+    s->stats.deep += cut;
     return rec_output_sample(s->out, sl->target.pid, since_start_us(s, t0), s->frames, n, err);
 }
 
@@ -337,21 +338,28 @@ static void print_stats(const session *s, uint64_t now)
         s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
 }
 
+/* One event with what a counter gained since it was last written. */
+static int write_count(session *s, uint64_t t_us, zs_event_kind kind, uint64_t total,
+                       uint64_t *written, zs_error *err)
+{
+    if (total == *written)
+        return 0;
+    if (rec_output_event(s->out, t_us, 0, kind, total - *written, "", err))
+        return -1;
+    *written = total;
+    return 0;
+}
+
 /* Once a second: account skipped ticks and torn reads, note Zeek's clock,
  * and cut a zstd frame so a killed recorder loses at most this second. */
 static int second_tick(session *s, uint64_t now, int last, zs_error *err)
 {
     uint64_t t = since_start_us(s, now);
-    if (s->pending_skipped) {
-        if (rec_output_event(s->out, t, 0, ZS_EV_SKIPPED, s->pending_skipped, "", err))
-            return -1;
-        s->pending_skipped = 0;
-    }
-    if (s->stats.torn > s->torn_written) {
-        if (rec_output_event(s->out, t, 0, ZS_EV_TORN, s->stats.torn - s->torn_written, "", err))
-            return -1;
-        s->torn_written = s->stats.torn;
-    }
+    if (write_count(s, t, ZS_EV_SKIPPED, s->stats.skipped, &s->skipped_written, err) ||
+        write_count(s, t, ZS_EV_TORN, s->stats.torn, &s->torn_written, err) ||
+        write_count(s, t, ZS_EV_DEEP_STACK, s->stats.deep, &s->deep_written, err) ||
+        write_count(s, t, ZS_EV_SAMPLE_FAILED, s->stats.failed, &s->failed_written, err))
+        return -1;
     for (size_t i = 0; i < s->nslots; i++) {
         slot *sl = s->slots[i];
         double nt = sl->sampler ? rec_sampler_network_time(sl->sampler) : 0;
@@ -390,7 +398,6 @@ static int sample_loop(session *s, zs_error *err)
                 return -1;
         uint64_t skipped = rec_clock_advance(&clock, rec_now_ns());
         s->stats.skipped += skipped;
-        s->pending_skipped += skipped;
         if (now >= next_second) {
             if (second_tick(s, now, 0, err))
                 return -1;

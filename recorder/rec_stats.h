@@ -11,7 +11,8 @@ typedef struct rec_stats {
     uint64_t samples;
     uint64_t skipped;
     uint64_t torn;
-    uint64_t failed;
+    uint64_t deep;   /* stacks cut at the maximum depth */
+    uint64_t failed; /* samples lost to a failed read */
     uint64_t stop_ns_total;
     uint64_t stop_max_ns;
     uint32_t stop_us[REC_STATS_BUCKETS];
