@@ -39,6 +39,11 @@ typedef enum zs_event_kind {
     ZS_EV_ATTACHED = 5,
     ZS_EV_DETACHED = 6,
     ZS_EV_SAMPLE_FAILED = 7, /* value: samples lost to a failed read */
+    ZS_EV_CREDITED = 8,      /* value: samples written for ticks that passed while
+                                a target waited to reach its stop (a copy of the
+                                stack that stop found: it could not change) */
+    ZS_EV_LATE_STOP = 9,     /* value: interrupts a target did not answer within
+                                the stop deadline (its ticks are skipped) */
 } zs_event_kind;
 
 /* One script frame as sampled: the Func and the statement or call expression

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -139,6 +140,28 @@ static int filtered(const options *o)
     return conv_filter_active(&o->filter);
 }
 
+/* A recorder killed in its first second leaves a header and no samples
+ * (they reach the file once a second). Say so, and how long it ran as far
+ * as the file tells: its last write after the recording's start. */
+static void warn_cut_early(const char *path, const conv_profile *p)
+{
+    char when[64] = "an unknown time";
+    struct stat st;
+    time_t start = (time_t)(p->meta.start_wall_ns / 1000000000LL);
+    struct tm tm;
+    if (p->meta.start_wall_ns > 0 && gmtime_r(&start, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    double ran = -1;
+    if (stat(path, &st) == 0 && p->meta.start_wall_ns > 0)
+        ran = ((double)st.st_mtim.tv_sec * 1e9 + (double)st.st_mtim.tv_nsec -
+               (double)p->meta.start_wall_ns) / 1e9;
+    fprintf(stderr, "%s: warning: %s: cut in its first second: the recorder started at %s and "
+            "ended (killed?) before its first second of samples reached the file", PROG, path, when);
+    if (ran > -0.5) /* the clocks of the header and the file system may differ a little */
+        fprintf(stderr, " (last written %.2f s after the start)", ran > 0 ? ran : 0.0);
+    fprintf(stderr, "; no samples\n");
+}
+
 static void warn_about(const options *o, const char *path, const conv_read_report *rep,
                        const conv_profile *p)
 {
@@ -149,6 +172,8 @@ static void warn_about(const options *o, const char *path, const conv_read_repor
                 "%s: warning: %s: the last zstd frame (offset %" PRIu64 ") is cut short; "
                 "recovered %" PRIu64 " samples\n",
                 PROG, path, rep->truncated_at, rep->samples);
+    else if (!rep->has_trailer && rep->samples == 0)
+        warn_cut_early(path, p);
     else if (!rep->has_trailer)
         fprintf(stderr, "%s: warning: %s: no trailer (the recorder did not finish); recovered %" PRIu64
                 " samples\n", PROG, path, rep->samples);

@@ -1,6 +1,5 @@
 #include "rec_clock.h"
 
-#include <errno.h>
 #include <time.h>
 
 uint64_t rec_now_ns(void)
@@ -32,14 +31,6 @@ void rec_clock_init(rec_clock *c, double hz, int jitter, uint64_t seed)
     c->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
     c->jitter = jitter;
     c->deadline_ns = rec_now_ns() + interval(c);
-}
-
-int rec_clock_wait(const rec_clock *c)
-{
-    struct timespec ts = {(time_t)(c->deadline_ns / 1000000000ULL),
-                          (long)(c->deadline_ns % 1000000000ULL)};
-    int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-    return rc == EINTR ? 1 : 0;
 }
 
 uint64_t rec_clock_advance(rec_clock *c, uint64_t now_ns)

@@ -16,9 +16,6 @@ typedef struct rec_clock {
 
 uint64_t rec_now_ns(void);
 void rec_clock_init(rec_clock *c, double hz, int jitter, uint64_t seed);
-/* Sleeps until the deadline. 0 at the deadline, 1 when a signal woke the
- * recorder first (handle it, then call again). */
-int rec_clock_wait(const rec_clock *c);
 /* Sets the next deadline after a tick taken at now_ns; returns the number of
  * whole ticks that fell into a delay and were skipped. */
 uint64_t rec_clock_advance(rec_clock *c, uint64_t now_ns);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rec_session.h"
+#include "rec_signals.h"
 #include "rec_target.h"
 #include "zs_dwarf.h"
 #include "zs_elf.h"
@@ -32,6 +33,7 @@ static void usage(FILE *out)
             "      --nonblocking      never stop the target (reads may be torn; they are\n"
             "                         detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
+            "      --no-follow-cpu    do not move the recorder to each target's CPU to sample it\n"
             "      --layout FILE      object layout to use (see --print-layout)\n"
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
@@ -106,6 +108,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"version", no_argument, 0, 'V'},       {"help", no_argument, 0, 'h'},
         {"all", no_argument, 0, 7},             {"rotate", required_argument, 0, 8},
         {"rotate-size", required_argument, 0, 9}, {"max-size", required_argument, 0, 10},
+        {"no-follow-cpu", no_argument, 0, 11},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -131,6 +134,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 8: if (parse_number("--rotate", optarg, 1, 1e7, &o->rotate_seconds, err)) return -1; break;
         case 9: if (parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
         case 10: if (parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
+        case 11: o->no_follow_cpu = 1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
@@ -216,7 +220,7 @@ int main(int argc, char **argv)
     } else if (c.print_layout) {
         rc = print_layout(&c, &err);
     } else {
-        rec_session_install_signals();
+        rec_signals_install();
         rc = rec_session_run(&c.rec, &err);
     }
     free(c.rec.pids);

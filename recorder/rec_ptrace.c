@@ -5,6 +5,9 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
+
+#include "rec_clock.h"
 
 static const char PTRACE_HINT[] =
     "run as root or with CAP_SYS_PTRACE (and check the sysctl kernel.yama.ptrace_scope)";
@@ -23,86 +26,65 @@ int rec_ptrace_seize(rec_tracee *t, pid_t pid, int trace_exec, zs_error *err)
         return zs_fail(err, ZS_E_TARGET, "pid %d: PTRACE_SEIZE: %s", (int)pid, strerror(errno));
     }
     t->seized = 1;
+    t->state = REC_TRACEE_RUNNING;
     return 0;
 }
 
-static int wait_once(rec_tracee *t, int flags, int *status)
+int rec_ptrace_interrupt(rec_tracee *t, uint64_t now_ns)
+{
+    if (t->state == REC_TRACEE_GONE)
+        return 1;
+    if (t->state != REC_TRACEE_RUNNING || t->job_stopped)
+        return 0;
+    if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0) != 0) {
+        /* ESRCH: dead, or in a stop not collected yet; either way its next
+         * status tells, and the caller's deadline bounds the wait. */
+        if (errno != ESRCH)
+            return 0;
+    }
+    t->state = REC_TRACEE_INTERRUPTED;
+    t->interrupt_ns = now_ns;
+    return 0;
+}
+
+pid_t rec_ptrace_collect(int *status)
 {
     for (;;) {
-        pid_t r = waitpid(t->pid, status, __WALL | flags);
+        pid_t r = waitpid(-1, status, __WALL | WNOHANG);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0 && errno == ECHILD) { /* reaped elsewhere or never ours */
-            t->gone = 1;
-            return -1;
-        }
-        return (int)r;
+        return r > 0 ? r : 0;
     }
 }
 
-/* Classifies one wait status. Returns 1 when the tracee is now in a stop we
- * may read in (and must resume), 0 when it was handled and is running. */
-static int handle_status(rec_tracee *t, int status)
+rec_tracee_state rec_ptrace_update(rec_tracee *t, int status)
 {
+    t->exec_stop = 0;
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
-        t->gone = 1;
         t->wait_status = status;
-        return 0;
+        return t->state = REC_TRACEE_GONE;
     }
     if (!WIFSTOPPED(status))
-        return 0;
+        return t->state;
     int event = status >> 16, sig = WSTOPSIG(status);
     if (event == PTRACE_EVENT_STOP) {
-        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-            /* Job control stopped the process: keep it stopped, as it
-             * would be without us, until SIGCONT. */
-            t->job_stopped = 1;
-            return 1;
-        }
-        t->job_stopped = 0;
-        return 1; /* our interrupt (or a listen wake-up) */
-    }
-    if (event == 0) {
+        /* A group-stop (job control stopped the process): it stays stopped,
+         * as it would without us, until SIGCONT. Else our interrupt, or the
+         * wake-up of a listening tracee. */
+        t->job_stopped = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+    } else if (event == 0) {
         t->pending_signal = sig; /* signal-delivery-stop: pass it on */
-        return 1;
+    } else if (event == PTRACE_EVENT_EXEC) {
+        t->exec_stop = 1;
     }
-    return 1; /* exec and other ptrace events: just continue */
-}
-
-int rec_ptrace_stop(rec_tracee *t, zs_error *err)
-{
-    if (t->gone)
-        return 1;
-    if (t->job_stopped)
-        return 0; /* already stopped, nothing to interrupt */
-    if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0) != 0) {
-        if (errno == ESRCH) {
-            /* Dead, or a stop we have not collected yet. */
-            int status;
-            if (wait_once(t, 0, &status) > 0 && handle_status(t, status))
-                return 0;
-            return t->gone ? 1 : zs_fail(err, ZS_E_TARGET, "pid %d: lost the tracee", (int)t->pid);
-        }
-        return zs_fail(err, ZS_E_TARGET, "pid %d: PTRACE_INTERRUPT: %s", (int)t->pid, strerror(errno));
-    }
-    /* Block, never spin: when the target shares the recorder's core, a
-     * spinning recorder keeps it from reaching the stop (measured: p50 stop
-     * 640 us spinning vs 18 us blocking on 2 cores). */
-    for (;;) {
-        int status;
-        if (wait_once(t, 0, &status) < 0)
-            return 1;
-        if (handle_status(t, status))
-            return 0;
-        if (t->gone)
-            return 1;
-    }
+    return t->state = REC_TRACEE_STOPPED;
 }
 
 void rec_ptrace_resume(rec_tracee *t)
 {
-    if (t->gone)
+    if (t->state != REC_TRACEE_STOPPED)
         return;
+    t->state = REC_TRACEE_RUNNING;
     if (t->job_stopped) {
         ptrace(PTRACE_LISTEN, t->pid, 0, 0);
         return;
@@ -112,37 +94,101 @@ void rec_ptrace_resume(rec_tracee *t)
     ptrace(PTRACE_CONT, t->pid, 0, sig);
 }
 
-int rec_ptrace_poll(rec_tracee *t)
+int rec_ptrace_wait(uint64_t deadline_ns)
 {
-    int status;
-    while (!t->gone && wait_once(t, WNOHANG, &status) > 0)
-        if (handle_status(t, status))
-            rec_ptrace_resume(t);
-    return t->gone;
+    uint64_t now = rec_now_ns();
+    uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
+    struct timespec ts = {(time_t)(left / 1000000000ULL), (long)(left % 1000000000ULL)};
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    /* SIGCHLD is blocked, so a state change between the last collect and
+     * this call leaves it pending, and this returns at once: no lost
+     * wake-up. */
+    int r = sigtimedwait(&chld, NULL, &ts);
+    if (r == SIGCHLD)
+        return 1;
+    return r < 0 && errno == EINTR ? -1 : 0;
 }
 
-int rec_ptrace_wait_exec(rec_tracee *t, zs_error *err)
+/* Collects statuses until t is in a stop (1), gone (0) or deadline (-1).
+ * Statuses of other tracees are left to their own state. */
+static int await_stop(rec_tracee *t, uint64_t deadline_ns)
 {
     for (;;) {
         int status;
-        if (wait_once(t, 0, &status) < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
-            t->gone = 1;
-            return zs_fail(err, ZS_E_TARGET, "the command exited before it started (not found?)");
+        pid_t pid = waitpid(t->pid, &status, __WALL | WNOHANG);
+        if (pid < 0 && errno == ECHILD) { /* reaped elsewhere or never ours */
+            t->state = REC_TRACEE_GONE;
+            return 0;
         }
-        if (WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_EXEC)
-            return 0; /* left stopped: the caller inspects, then resumes */
-        if (handle_status(t, status))
-            rec_ptrace_resume(t);
+        if (pid == t->pid) {
+            rec_tracee_state st = rec_ptrace_update(t, status);
+            if (st == REC_TRACEE_GONE)
+                return 0;
+            if (st == REC_TRACEE_STOPPED)
+                return 1;
+            continue;
+        }
+        if (rec_now_ns() >= deadline_ns)
+            return -1;
+        rec_ptrace_wait(deadline_ns);
     }
 }
 
-void rec_ptrace_detach(rec_tracee *t)
+int rec_ptrace_wait_exec(rec_tracee *t, uint64_t deadline_ns, zs_error *err)
 {
-    if (!t->seized || t->gone)
-        return;
-    zs_error ignored;
-    /* PTRACE_DETACH needs a stopped tracee. */
-    if (rec_ptrace_stop(t, &ignored) == 0)
-        ptrace(PTRACE_DETACH, t->pid, 0, t->pending_signal);
+    for (;;) {
+        int r = await_stop(t, deadline_ns);
+        if (r == 0)
+            return zs_fail(err, ZS_E_TARGET, "the command exited before it started (not found?)");
+        if (r < 0)
+            return zs_fail(err, ZS_E_TARGET, "the command did not reach its exec in time");
+        if (t->exec_stop)
+            return 0; /* left stopped: the caller inspects, then resumes */
+        rec_ptrace_resume(t);
+    }
+}
+
+/* Detaches a tracee in a collected stop, handing back what it was about to
+ * receive; a job-control stop stays in force. */
+static void detach_stopped(rec_tracee *t)
+{
+    ptrace(PTRACE_DETACH, t->pid, 0, t->job_stopped ? 0 : t->pending_signal);
     t->seized = 0;
+    t->state = REC_TRACEE_RUNNING;
+}
+
+size_t rec_ptrace_release(rec_tracee *const *t, size_t n, uint64_t deadline_ns)
+{
+    uint64_t now = rec_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i]->seized || t[i]->state == REC_TRACEE_GONE)
+            continue;
+        if (t[i]->state == REC_TRACEE_STOPPED)
+            detach_stopped(t[i]);
+        else if (t[i]->state == REC_TRACEE_RUNNING) {
+            /* A listening (job-stopped) tracee is not in a ptrace-stop
+             * either: PTRACE_DETACH needs one, so it is interrupted too. */
+            if (ptrace(PTRACE_INTERRUPT, t[i]->pid, 0, 0) == 0) {
+                t[i]->state = REC_TRACEE_INTERRUPTED;
+                t[i]->interrupt_ns = now;
+            } else {
+                t[i]->state = REC_TRACEE_GONE;
+            }
+        }
+    }
+    size_t stuck = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i]->seized || t[i]->state == REC_TRACEE_GONE)
+            continue;
+        /* Signal stops may come before our interrupt's stop: each is
+         * detached from, passing its signal on. */
+        int r = await_stop(t[i], deadline_ns);
+        if (r > 0)
+            detach_stopped(t[i]);
+        else if (r < 0)
+            stuck++;
+    }
+    return stuck;
 }

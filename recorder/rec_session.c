@@ -1,6 +1,7 @@
 #include "rec_session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,35 +14,31 @@
 #include <unistd.h>
 
 #include "rec_clock.h"
+#include "rec_cpu.h"
 #include "rec_discover.h"
 #include "rec_output.h"
 #include "rec_ptrace.h"
 #include "rec_sampler.h"
+#include "rec_signals.h"
 #include "rec_stats.h"
 
 static const char PROG[] = "zeek-spy-record";
 
-/* How often --all looks for zeek processes that started since. */
-enum { RESCAN_NS = 2000000000, MAX_TARGETS = 1024 };
-
-/* Async-signal state: a C program truly needs this much global state. */
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop_signal(int sig) { stop_requested = sig; }
-static void on_child(int sig) { (void)sig; /* only wakes clock_nanosleep */ }
-
-void rec_session_install_signals(void)
-{
-    struct sigaction sa = {0};
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_stop_signal; /* no SA_RESTART: interrupt the sleep */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_child;
-    sigaction(SIGCHLD, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
+enum {
+    MAX_TARGETS = 1024,
+    RESCAN_NS = 2000000000,       /* how often --all looks for new zeeks */
+    /* A target that has not reached its stop this long after an interrupt
+     * (uninterruptible sleep on a slow disk, a stopped VM) costs ticks:
+     * they are skipped and counted, not credited to the late stop. */
+    STOP_DEADLINE_NS = 1000000000,
+    /* How long a tick waits on one target's CPU for its stop before it
+     * interrupts the next target; the stop is still collected when it
+     * comes. Short: on a saturated host a target can wait milliseconds for
+     * its core, and the others must not wait behind it. */
+    GRACE_NS = 200000,
+    RELEASE_NS = 1000000000,      /* to leave every target running untraced */
+    EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
+};
 
 /* One target. Heap-allocated and never moved: the sampler and the output
  * keep pointers to its layout. */
@@ -49,9 +46,17 @@ typedef struct slot {
     rec_target target;
     rec_tracee tracee;
     rec_sampler *sampler;
+    rec_cpu cpu;
     int active;
     int refused;         /* --all: not a usable zeek; not tried again */
     double last_nettime; /* last network_time written to the recording */
+    /* The blocking sample under way: interrupted for the tick at tick_ns,
+     * and owed further ticks that passed before its stop came. */
+    int wanted;
+    uint64_t tick_ns;
+    uint64_t owed;
+    int warned_late;
+    uint64_t taken, credited; /* per process, for the end report */
 } slot;
 
 typedef struct session {
@@ -63,12 +68,20 @@ typedef struct session {
     rec_discover *discover;
     rec_stats stats;
     uint64_t start_ns;
+    uint64_t period_ns;
+    cpu_set_t home;      /* the CPUs the recorder was started on */
+    int follow_cpu;      /* sample each target from its own CPU */
+    int said_demoted;
     /* Counters already written as events (the totals are in stats). */
-    uint64_t skipped_written, torn_written, deep_written, failed_written;
+    uint64_t skipped_written, torn_written, deep_written, failed_written, credited_written,
+        late_written;
     zs_frame frames[ZS_MAX_FRAMES];
 } session;
 
-static uint64_t since_start_us(const session *s, uint64_t ns) { return (ns - s->start_ns) / 1000; }
+static uint64_t since_start_us(const session *s, uint64_t ns)
+{
+    return ns > s->start_ns ? (ns - s->start_ns) / 1000 : 0;
+}
 
 static void say(const session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const session *s, const char *fmt, ...)
@@ -94,61 +107,83 @@ static slot *new_slot(session *s, zs_error *err)
         zs_fail(err, ZS_E_NOMEM, "targets");
         return NULL;
     }
+    sl->cpu.stat_fd = -1;
     s->slots[s->nslots++] = sl;
     return sl;
 }
 
-/* Launch mode: the child waits on a pipe until it is seized, so the
- * recorder sees its exec and samples from the first instruction of zeek. */
-static int launch(session *s, slot *sl, zs_error *err)
+static slot *find_slot(const session *s, pid_t pid)
 {
-    int go[2];
-    if (pipe(go) != 0)
+    for (size_t i = 0; i < s->nslots; i++)
+        if (s->slots[i]->target.pid == pid && s->slots[i]->tracee.seized)
+            return s->slots[i];
+    return NULL;
+}
+
+/* ---- Targets: found and checked first, touched only once the recording
+ * is open, so that nothing that can refuse happens after a process was
+ * launched or seized. */
+
+/* Launch mode, step 1: the child waits on a pipe, not yet exec'ed, until
+ * the recorder is ready; a recorder that fails or dies first closes the
+ * pipe and the child exits without running the command. */
+static int fork_waiting_child(session *s, slot *sl, int *go, zs_error *err)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
         return zs_fail(err, ZS_E_TARGET, "pipe: %s", strerror(errno));
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
         return zs_fail(err, ZS_E_TARGET, "fork: %s", strerror(errno));
+    }
     if (pid == 0) {
         char c;
-        close(go[1]);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGCHLD, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        if (read(go[0], &c, 1) != 1)
+        close(fds[1]);
+        rec_signals_reset_for_exec();
+        if (read(fds[0], &c, 1) != 1)
             _exit(127);
         execvp(s->o->command[0], s->o->command);
         fprintf(stderr, "%s: cannot run %s: %s\n", PROG, s->o->command[0], strerror(errno));
         _exit(127);
     }
-    close(go[0]);
-    int rc = rec_ptrace_seize(&sl->tracee, pid, 1, err);
-    if (rc == 0 && write(go[1], "g", 1) != 1)
-        rc = zs_fail(err, ZS_E_TARGET, "cannot start %s", s->o->command[0]);
-    close(go[1]);
-    if (rc == 0)
-        rc = rec_ptrace_wait_exec(&sl->tracee, err);
-    if (rc == 0)
-        rc = rec_target_open(pid, &s->o->layout, &sl->target, err);
-    if (rc) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        sl->tracee.seized = 0;
-        return -1;
-    }
+    close(fds[0]);
+    *go = fds[1];
+    sl->target.pid = pid;
     return 0;
 }
 
-/* Opens, checks and (blocking mode) seizes one running process. Everything
- * that can refuse happens before the process is touched. */
-static int attach(session *s, slot *sl, pid_t pid, zs_error *err)
+/* Launch mode, step 2, with the recording open: seize the child, let it
+ * exec, and inspect zeek at its first instruction. A refusal kills it
+ * there, before it ran any of its code. */
+static int start_child(session *s, slot *sl, int go, zs_error *err)
 {
-    if (rec_target_open(pid, &s->o->layout, &sl->target, err) || rec_target_check(&sl->target, err))
-        return -1;
-    if (!s->o->nonblocking && rec_ptrace_seize(&sl->tracee, pid, 0, err))
-        return -1;
-    return 0;
+    pid_t pid = sl->target.pid;
+    int rc = rec_ptrace_seize(&sl->tracee, pid, 1, err);
+    if (rc == 0 && write(go, "g", 1) != 1)
+        rc = zs_fail(err, ZS_E_TARGET, "cannot start %s", s->o->command[0]);
+    if (rc == 0)
+        rc = rec_ptrace_wait_exec(&sl->tracee, rec_now_ns() + EXEC_DEADLINE_NS, err);
+    if (rc == 0)
+        rc = rec_target_open(pid, &s->o->layout, &sl->target, err);
+    return rc;
+}
+
+/* Opens and checks one running process without touching it. */
+static int inspect(session *s, slot *sl, pid_t pid, zs_error *err)
+{
+    sl->target.pid = pid;
+    return rec_target_open(pid, &s->o->layout, &sl->target, err) ||
+                   rec_target_check(&sl->target, err)
+               ? -1
+               : 0;
+}
+
+/* Blocking mode seizes (nonblocking never traces). */
+static int seize(session *s, slot *sl, zs_error *err)
+{
+    return s->o->nonblocking ? 0 : rec_ptrace_seize(&sl->tracee, sl->target.pid, 0, err);
 }
 
 /* Adds an active target to the recording, and says so. */
@@ -166,80 +201,116 @@ static int activate(session *s, slot *sl, zs_error *err)
 {
     if (!(sl->sampler = rec_sampler_new(&sl->target, ZS_MAX_FRAMES, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
+    rec_cpu_open(&sl->cpu, sl->target.pid);
     sl->active = 1;
     s->active++;
-    return s->out ? announce(s, sl, err) : 0;
+    return announce(s, sl, err);
 }
 
-static int tracking(const session *s, pid_t pid)
+static int tracking_or_refused(const session *s, pid_t pid)
 {
     for (size_t i = 0; i < s->nslots; i++)
-        if (s->slots[i]->target.pid == pid && s->slots[i]->active)
+        if (s->slots[i]->target.pid == pid && (s->slots[i]->active || s->slots[i]->refused))
             return 1;
     return 0;
 }
 
-/* --all: picks up zeek processes that are not recorded yet. A process that
- * refuses (a wrong layout, gone meanwhile) is skipped with a warning. */
-static int rescan(session *s, zs_error *err)
+static void refuse(session *s, slot *sl, pid_t pid, const zs_error *why)
+{
+    sl->target.pid = pid;
+    sl->refused = 1;
+    say(s, "warning: skipping pid %d: %s", (int)pid, why->detail);
+}
+
+/* --all: inspects the zeek processes not seen yet. With the recording open
+ * (rescans) each usable one is seized and recorded at once; before it (the
+ * first scan) they are only inspected, and seized once it is open. */
+static int scan(session *s, zs_error *err)
 {
     pid_t pids[MAX_TARGETS];
     size_t n = rec_discover_scan(s->discover, pids, MAX_TARGETS);
-    for (size_t i = 0; i < n; i++) {
-        if (tracking(s, pids[i]))
-            continue;
-        int refused = 0;
-        for (size_t k = 0; k < s->nslots && !refused; k++)
-            refused = s->slots[k]->refused && s->slots[k]->target.pid == pids[i];
-        if (refused)
+    for (size_t i = 0; i < n && !rec_signals_stop_requested(); i++) {
+        if (tracking_or_refused(s, pids[i]))
             continue;
         slot *sl = new_slot(s, err);
         if (!sl)
             return -1;
         zs_error why = {0};
-        if (attach(s, sl, pids[i], &why)) {
-            sl->target.pid = pids[i];
-            sl->refused = 1;
-            say(s, "warning: skipping pid %d: %s", (int)pids[i], why.detail);
+        if (inspect(s, sl, pids[i], &why) || (s->out && seize(s, sl, &why))) {
+            refuse(s, sl, pids[i], &why);
+            continue;
+        }
+        if (!s->out) {
+            sl->active = 1; /* inspected; seized and announced by start_targets */
             continue;
         }
         if (activate(s, sl, err) ||
-            (s->out && rec_output_event(s->out, since_start_us(s, rec_now_ns()), pids[i],
-                                        ZS_EV_ATTACHED, 0, "", err)))
+            rec_output_event(s->out, since_start_us(s, rec_now_ns()), pids[i], ZS_EV_ATTACHED,
+                             0, "", err))
             return -1;
     }
     return 0;
 }
 
-static int open_targets(session *s, zs_error *err)
+/* Before the recording is open: launch (waiting), or find and check. */
+static int prepare_targets(session *s, int *go, zs_error *err)
 {
     const rec_options *o = s->o;
     if (o->command) {
         slot *sl = new_slot(s, err);
-        return !sl || launch(s, sl, err) || activate(s, sl, err) ? -1 : 0;
+        return !sl || fork_waiting_child(s, sl, go, err) ? -1 : 0;
     }
     if (o->all) {
         if (!(s->discover = rec_discover_new()))
             return zs_fail(err, ZS_E_NOMEM, "discovery");
-        if (rescan(s, err))
+        if (scan(s, err))
             return -1;
-        if (!s->active)
-            return zs_fail(err, ZS_E_NO_PROCESS, "--all: no zeek process found");
-        return 0;
+    } else {
+        for (size_t i = 0; i < o->npids && !rec_signals_stop_requested(); i++) {
+            slot *sl = new_slot(s, err);
+            if (!sl)
+                return -1;
+            zs_error why = {0};
+            if (inspect(s, sl, o->pids[i], &why)) {
+                if (o->npids == 1) {
+                    *err = why;
+                    return -1;
+                }
+                /* Among several, one bad pid does not stop the others. */
+                refuse(s, sl, o->pids[i], &why);
+                continue;
+            }
+            sl->active = 1;
+        }
+    }
+    size_t usable = 0;
+    for (size_t i = 0; i < s->nslots; i++)
+        usable += s->slots[i]->active;
+    if (!usable && !rec_signals_stop_requested())
+        return zs_fail(err, ZS_E_NO_PROCESS, o->all ? "--all: no zeek process found"
+                                                      : "none of the given processes can be recorded");
+    return 0;
+}
+
+/* With the recording open: start the launched child, or seize the checked
+ * processes, and add each to the recording. */
+static int start_targets(session *s, int go, zs_error *err)
+{
+    if (s->o->command) {
+        slot *sl = s->slots[0];
+        if (start_child(s, sl, go, err))
+            return -1;
+        return activate(s, sl, err);
     }
     zs_error first = {0};
-    for (size_t i = 0; i < o->npids; i++) {
-        slot *sl = new_slot(s, err);
-        if (!sl)
-            return -1;
+    for (size_t i = 0; i < s->nslots; i++) {
+        slot *sl = s->slots[i];
+        if (!sl->active)
+            continue;
+        sl->active = 0;
         zs_error why = {0};
-        if (attach(s, sl, o->pids[i], &why)) {
-            if (o->npids == 1) {
-                *err = why;
-                return -1;
-            }
-            /* Among several, one bad pid does not stop the others. */
-            say(s, "warning: skipping pid %d: %s", (int)o->pids[i], why.detail);
+        if (seize(s, sl, &why)) {
+            refuse(s, sl, sl->target.pid, &why);
             if (!first.code)
                 first = why;
             continue;
@@ -254,14 +325,17 @@ static int open_targets(session *s, zs_error *err)
     return 0;
 }
 
-static void raise_priority(const session *s)
+/* ---- Sampling. */
+
+static void raise_priority(session *s)
 {
     /* The recorder must run the moment its tick fires: late, it stretches
      * the stop (blocking) or samples the target only when it yields the
      * core, biased towards idle (nonblocking: 32 % idle measured vs 20 %
      * true at nice -10, 20 % at SCHED_FIFO). RLIMIT_RTTIME bounds what a
      * runaway real-time recorder could take: SIGXCPU after 200 ms on the
-     * CPU without sleeping. */
+     * CPU without sleeping, which drops it back to normal scheduling
+     * (rec_signals.c); the hard limit is never reached. */
     if (!s->o->no_realtime) {
         struct rlimit rt = {200000, 400000};
         struct sched_param sp = {.sched_priority = 1};
@@ -279,14 +353,16 @@ static int target_gone(session *s, slot *sl, zs_error *err)
 {
     int st = sl->tracee.wait_status;
     char msg[128];
-    if (sl->tracee.gone && WIFSIGNALED(st))
+    if (sl->tracee.state == REC_TRACEE_GONE && WIFSIGNALED(st))
         snprintf(msg, sizeof msg, "pid %d was killed by signal %d", (int)sl->target.pid, WTERMSIG(st));
-    else if (sl->tracee.gone && WIFEXITED(st))
+    else if (sl->tracee.state == REC_TRACEE_GONE && WIFEXITED(st))
         snprintf(msg, sizeof msg, "pid %d exited with status %d", (int)sl->target.pid, WEXITSTATUS(st));
     else
         snprintf(msg, sizeof msg, "pid %d is gone", (int)sl->target.pid);
     sl->active = 0;
+    sl->wanted = 0;
     s->active--;
+    rec_cpu_close(&sl->cpu);
     say(s, "%s", msg);
     int rc = rec_output_event(s->out, since_start_us(s, rec_now_ns()), sl->target.pid,
                               ZS_EV_TARGET_EXITED, (uint64_t)st, msg, err);
@@ -294,22 +370,11 @@ static int target_gone(session *s, slot *sl, zs_error *err)
     return rc;
 }
 
-static int sample_one(session *s, slot *sl, zs_error *err)
+/* Writes the stack just read: once for its tick, and once more for each
+ * tick that passed while the target waited to reach its stop. */
+static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, uint64_t owed,
+                  zs_error *err)
 {
-    if (!s->o->nonblocking)
-        rec_sampler_warm(sl->sampler);
-    uint64_t t0 = rec_now_ns();
-    if (!s->o->nonblocking) {
-        int rc = rec_ptrace_stop(&sl->tracee, err);
-        if (rc)
-            return rc < 0 ? -1 : target_gone(s, sl, err);
-    }
-    rec_read_result res = rec_sampler_read(sl->sampler);
-    if (!s->o->nonblocking) {
-        rec_ptrace_resume(&sl->tracee);
-        rec_stats_stop(&s->stats, rec_now_ns() - t0);
-    }
-    /* Everything below runs with the target going again. */
     if (res == REC_READ_TORN) {
         s->stats.torn++;
         return 0;
@@ -321,21 +386,129 @@ static int sample_one(session *s, slot *sl, zs_error *err)
     int cut;
     size_t n = rec_sampler_frames(sl->sampler, s->frames, &cut);
     s->stats.samples++;
+    s->stats.credited += owed;
     s->stats.deep += cut;
-    return rec_output_sample(s->out, sl->target.pid, since_start_us(s, t0), s->frames, n, err);
+    sl->taken++;
+    sl->credited += owed;
+    for (uint64_t k = 0; k <= owed; k++)
+        if (rec_output_sample(s->out, sl->target.pid, since_start_us(s, tick_ns + k * s->period_ns),
+                              s->frames, n, err))
+            return -1;
+    return 0;
+}
+
+/* The target is in the stop its interrupt asked for: read, resume at once,
+ * then write. */
+static int take(session *s, slot *sl, zs_error *err)
+{
+    uint64_t seen = rec_now_ns();
+    rec_read_result res = rec_sampler_read(sl->sampler);
+    rec_ptrace_resume(&sl->tracee);
+    uint64_t done = rec_now_ns(), asked = sl->tracee.interrupt_ns;
+    rec_hist_add(&s->stats.window, done - asked);
+    rec_hist_add(&s->stats.wait, seen - asked);
+    rec_hist_add(&s->stats.held, done - seen);
+    sl->wanted = 0;
+    return record(s, sl, res, sl->tick_ns, sl->owed, err);
+}
+
+/* Handles every state change that has arrived, from any target. */
+static int collect(session *s, zs_error *err)
+{
+    int status;
+    pid_t pid;
+    while ((pid = rec_ptrace_collect(&status)) > 0) {
+        slot *sl = find_slot(s, pid);
+        if (!sl || !sl->active)
+            continue;
+        rec_tracee_state st = rec_ptrace_update(&sl->tracee, status);
+        if (st == REC_TRACEE_GONE) {
+            if (target_gone(s, sl, err))
+                return -1;
+        } else if (st == REC_TRACEE_STOPPED) {
+            if (sl->wanted) {
+                if (take(s, sl, err))
+                    return -1;
+            } else {
+                rec_ptrace_resume(&sl->tracee); /* a signal to pass on, a late interrupt */
+            }
+        }
+    }
+    return 0;
+}
+
+/* Collects until sl's sample is taken or the deadline passes. */
+static int await_sample(session *s, slot *sl, uint64_t deadline_ns, zs_error *err)
+{
+    for (;;) {
+        if (collect(s, err))
+            return -1;
+        if (!sl->wanted || !sl->active || rec_now_ns() >= deadline_ns)
+            return 0;
+        rec_ptrace_wait(deadline_ns);
+    }
+}
+
+/* One tick for one blocking target. */
+static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, zs_error *err)
+{
+    if (sl->wanted) { /* still waiting for the previous tick's stop */
+        if (tick_ns - sl->tracee.interrupt_ns < STOP_DEADLINE_NS) {
+            sl->owed++;
+            return 0;
+        }
+        s->stats.skipped++;
+        if (!sl->warned_late) {
+            sl->warned_late = 1;
+            s->stats.late_stops++;
+            say(s, "warning: pid %d has not stopped 1 s after an interrupt (uninterruptible sleep?); "
+                "its ticks are skipped until it does, and it keeps running",
+                (int)sl->target.pid);
+        }
+        return 0;
+    }
+    sl->warned_late = 0;
+    if (sl->tracee.job_stopped) {
+        /* Held by job control: its stack cannot change, read it as it is. */
+        return record(s, sl, rec_sampler_read(sl->sampler), tick_ns, 0, err);
+    }
+    if (s->follow_cpu)
+        rec_cpu_move_self(rec_cpu_current(&sl->cpu), &s->home);
+    rec_sampler_warm(sl->sampler);
+    if (rec_ptrace_interrupt(&sl->tracee, rec_now_ns()))
+        return 0; /* gone: its exit status is collected next */
+    sl->wanted = 1;
+    sl->tick_ns = tick_ns;
+    sl->owed = 0;
+    return await_sample(s, sl, rec_now_ns() + GRACE_NS, err);
+}
+
+static int tick(session *s, uint64_t tick_ns, zs_error *err)
+{
+    for (size_t i = 0; i < s->nslots; i++) {
+        slot *sl = s->slots[i];
+        if (!sl->active)
+            continue;
+        int rc = s->o->nonblocking ? record(s, sl, rec_sampler_read(sl->sampler), tick_ns, 0, err)
+                                   : tick_blocking(s, sl, tick_ns, err);
+        if (rc)
+            return -1;
+    }
+    return 0;
 }
 
 static void print_stats(const session *s, uint64_t now)
 {
     double elapsed = (double)(now - s->start_ns) / 1e9;
-    uint64_t bytes = rec_output_bytes(s->out);
+    uint64_t bytes = rec_output_bytes(s->out), written = s->stats.samples + s->stats.credited;
     say(s,
         "%.1f s, %" PRIu64 " samples, %" PRIu64 " skipped, %.1f Hz, stop p50 %.0f us p99 %.0f us, "
-        "overhead %.2f %%, %.1f KiB written, %.2f B/sample",
-        elapsed, s->stats.samples, s->stats.skipped, elapsed > 0 ? s->stats.samples / elapsed : 0,
-        rec_stats_quantile_us(&s->stats, 0.5), rec_stats_quantile_us(&s->stats, 0.99),
-        elapsed > 0 ? 100.0 * (double)s->stats.stop_ns_total / 1e9 / elapsed : 0, bytes / 1024.0,
-        s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
+        "held p50 %.0f us p99 %.0f us, overhead %.2f %%, %.1f KiB written, %.2f B/sample",
+        elapsed, written, s->stats.skipped, elapsed > 0 ? written / elapsed : 0,
+        rec_hist_quantile_us(&s->stats.window, 0.5), rec_hist_quantile_us(&s->stats.window, 0.99),
+        rec_hist_quantile_us(&s->stats.held, 0.5), rec_hist_quantile_us(&s->stats.held, 0.99),
+        elapsed > 0 ? 100.0 * (double)s->stats.window.total_ns / 1e9 / elapsed / (double)(s->active ? s->active : 1) : 0, bytes / 1024.0,
+        written ? (double)bytes / (double)written : 0);
 }
 
 /* One event with what a counter gained since it was last written. */
@@ -358,7 +531,9 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
     if (write_count(s, t, ZS_EV_SKIPPED, s->stats.skipped, &s->skipped_written, err) ||
         write_count(s, t, ZS_EV_TORN, s->stats.torn, &s->torn_written, err) ||
         write_count(s, t, ZS_EV_DEEP_STACK, s->stats.deep, &s->deep_written, err) ||
-        write_count(s, t, ZS_EV_SAMPLE_FAILED, s->stats.failed, &s->failed_written, err))
+        write_count(s, t, ZS_EV_SAMPLE_FAILED, s->stats.failed, &s->failed_written, err) ||
+        write_count(s, t, ZS_EV_CREDITED, s->stats.credited, &s->credited_written, err) ||
+        write_count(s, t, ZS_EV_LATE_STOP, s->stats.late_stops, &s->late_written, err))
         return -1;
     for (size_t i = 0; i < s->nslots; i++) {
         slot *sl = s->slots[i];
@@ -368,43 +543,46 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
             return -1;
         sl->last_nettime = nt;
     }
+    if (rec_signals_demoted() && !s->said_demoted) {
+        s->said_demoted = 1;
+        say(s, "note: the real-time CPU budget ran out (every tick late); "
+            "continuing at normal priority");
+    }
     return rec_output_tick(s->out, now, !last, err);
 }
 
+/* Ticks on the clock; between them, sleeps until a target's stop or a
+ * signal arrives, and handles it at once. */
 static int sample_loop(session *s, zs_error *err)
 {
     rec_clock clock;
     rec_clock_init(&clock, s->o->rate_hz, 1, rec_now_ns() ^ (uint64_t)getpid());
+    s->period_ns = clock.period_ns;
     uint64_t end = s->o->duration_s > 0 ? s->start_ns + (uint64_t)(s->o->duration_s * 1e9) : 0;
     uint64_t next_second = s->start_ns + 1000000000ULL, next_scan = s->start_ns + RESCAN_NS;
     uint64_t stats_every = (uint64_t)(s->o->stats_interval_s * 1e9);
     uint64_t next_stats = s->start_ns + stats_every;
 
-    while (!stop_requested && (s->active || s->o->all)) {
-        int woken = rec_clock_wait(&clock);
-        for (size_t i = 0; i < s->nslots; i++) {
-            slot *sl = s->slots[i];
-            if (sl->active && !s->o->nonblocking && rec_ptrace_poll(&sl->tracee) &&
-                target_gone(s, sl, err))
-                return -1;
-        }
-        if (woken)
-            continue;
+    while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns();
+        if (now < clock.deadline_ns) {
+            rec_ptrace_wait(end && end < clock.deadline_ns ? end : clock.deadline_ns);
+            if (collect(s, err))
+                return -1;
+            continue;
+        }
         if (end && now >= end)
             break;
-        for (size_t i = 0; i < s->nslots; i++)
-            if (s->slots[i]->active && sample_one(s, s->slots[i], err))
-                return -1;
-        uint64_t skipped = rec_clock_advance(&clock, rec_now_ns());
-        s->stats.skipped += skipped;
+        if (tick(s, now, err))
+            return -1;
+        s->stats.skipped += rec_clock_advance(&clock, rec_now_ns());
         if (now >= next_second) {
             if (second_tick(s, now, 0, err))
                 return -1;
             next_second = now + 1000000000ULL;
         }
         if (s->o->all && now >= next_scan) {
-            if (rescan(s, err))
+            if (scan(s, err))
                 return -1;
             next_scan = now + RESCAN_NS;
         }
@@ -419,29 +597,53 @@ static int sample_loop(session *s, zs_error *err)
 static void report_end(const session *s)
 {
     double secs = (double)(rec_now_ns() - s->start_ns) / 1e9;
-    uint64_t bytes = rec_output_bytes(s->out), calls = 0;
+    const rec_stats *st = &s->stats;
+    uint64_t bytes = rec_output_bytes(s->out), calls = 0, written = st->samples + st->credited;
     unsigned parts = rec_output_parts(s->out);
     for (size_t i = 0; i < s->nslots; i++)
         calls += s->slots[i]->sampler ? rec_sampler_calls(s->slots[i]->sampler) : 0;
     if (parts > 1)
         say(s, "wrote %u parts, the last %s: %" PRIu64 " samples in %.1f s, %.1f KiB (%.2f B/sample)",
-            parts, rec_output_path(s->out), s->stats.samples, secs, bytes / 1024.0,
-            s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
+            parts, rec_output_path(s->out), written, secs, bytes / 1024.0,
+            written ? (double)bytes / (double)written : 0);
     else
         say(s, "wrote %s: %" PRIu64 " samples in %.1f s, %zu distinct stacks, %.1f KiB (%.2f B/sample)",
-            rec_output_path(s->out), s->stats.samples, secs, rec_output_stacks(s->out),
-            bytes / 1024.0, s->stats.samples ? (double)bytes / (double)s->stats.samples : 0);
-    if (!s->o->nonblocking && s->stats.samples)
-        say(s, "stop time per sample: p50 %.0f us, p99 %.0f us, max %.0f us; target overhead %.2f %%; "
-            "%.2f reads/sample",
-            rec_stats_quantile_us(&s->stats, 0.5), rec_stats_quantile_us(&s->stats, 0.99),
-            s->stats.stop_max_ns / 1e3,
-            secs > 0 ? 100.0 * (double)s->stats.stop_ns_total / 1e9 / secs : 0,
-            (double)calls / (double)s->stats.samples);
-    if (s->stats.skipped)
-        say(s, "%" PRIu64 " sampling ticks were skipped (recorder late)", s->stats.skipped);
-    if (s->stats.torn)
-        say(s, "%" PRIu64 " torn reads discarded (nonblocking)", s->stats.torn);
+            rec_output_path(s->out), written, secs, rec_output_stacks(s->out), bytes / 1024.0,
+            written ? (double)bytes / (double)written : 0);
+    size_t sampled = 0;
+    for (size_t i = 0; i < s->nslots; i++)
+        sampled += s->slots[i]->taken > 0;
+    double target_secs = secs * (double)(sampled ? sampled : 1);
+    if (!s->o->nonblocking && st->samples) {
+        say(s, "stop time per sample: p50 %.0f us, p99 %.0f us, max %.0f us; target overhead %.2f %% "
+            "at most, %.2f %% held for certain; %.2f reads/sample",
+            rec_hist_quantile_us(&st->window, 0.5), rec_hist_quantile_us(&st->window, 0.99),
+            st->window.max_ns / 1e3, 100.0 * (double)st->window.total_ns / 1e9 / target_secs,
+            100.0 * (double)st->held.total_ns / 1e9 / target_secs, (double)calls / (double)st->samples);
+        say(s, "of which waiting for the stop: p50 %.0f us, p99 %.0f us (on a busy host mostly the "
+            "target waiting for a core, as it would anyway); held after the stop was seen: p50 %.0f "
+            "us, p99 %.0f us, max %.0f us",
+            rec_hist_quantile_us(&st->wait, 0.5), rec_hist_quantile_us(&st->wait, 0.99),
+            rec_hist_quantile_us(&st->held, 0.5), rec_hist_quantile_us(&st->held, 0.99),
+            st->held.max_ns / 1e3);
+    }
+    if (st->credited)
+        say(s, "%" PRIu64 " of %" PRIu64 " samples (%.1f %%) stand for ticks that passed while a "
+            "target was on its way to its stop (waiting for a core on a busy host, or in an "
+            "uninterruptible wait); its stack could not change meanwhile, so the shares stay right",
+            st->credited, written, 100.0 * (double)st->credited / (double)written);
+    for (size_t i = 0; i < s->nslots && (s->nslots > 1 || st->credited); i++) {
+        const slot *sl = s->slots[i];
+        if (sl->taken)
+            say(s, "pid %d: %" PRIu64 " samples (%.1f Hz), %" PRIu64 " of them credited",
+                (int)sl->target.pid, sl->taken + sl->credited,
+                secs > 0 ? (double)(sl->taken + sl->credited) / secs : 0, sl->credited);
+    }
+    if (st->skipped)
+        say(s, "%" PRIu64 " sampling ticks were skipped (recorder late, or a target that did not stop)",
+            st->skipped);
+    if (st->torn)
+        say(s, "%" PRIu64 " torn reads discarded (nonblocking)", st->torn);
 }
 
 static void owner_from_sudo(rec_output_config *c)
@@ -455,11 +657,38 @@ static void owner_from_sudo(rec_output_config *c)
     }
 }
 
+/* Whatever happened, every target runs on, untraced; a launched child that
+ * never started the command for real is ended first, in its exec stop,
+ * before it ran any of its own code. */
+static void release_targets(session *s, int go)
+{
+    if (go >= 0)
+        close(go); /* a child still waiting there exits without exec */
+    slot *child = s->o->command && s->nslots ? s->slots[0] : NULL;
+    if (child && child->target.pid && !child->active) {
+        kill(child->target.pid, SIGKILL);
+        waitpid(child->target.pid, NULL, __WALL);
+        child->tracee.state = REC_TRACEE_GONE;
+    }
+    rec_tracee *tracees[MAX_TARGETS];
+    size_t n = 0;
+    for (size_t i = 0; i < s->nslots && n < MAX_TARGETS; i++)
+        if (s->slots[i]->tracee.seized)
+            tracees[n++] = &s->slots[i]->tracee;
+    size_t stuck = rec_ptrace_release(tracees, n, rec_now_ns() + RELEASE_NS);
+    if (stuck)
+        fprintf(stderr, "%s: %zu target%s did not stop within 1 s to be detached; the kernel "
+                "releases %s as the recorder exits\n", PROG, stuck, stuck == 1 ? "" : "s",
+                stuck == 1 ? "it" : "them");
+}
+
 int rec_session_run(const rec_options *o, zs_error *err)
 {
     session s = {.o = o};
-    int rc = -1;
-    if (open_targets(&s, err))
+    int rc = -1, go = -1;
+    sched_getaffinity(0, sizeof s.home, &s.home);
+    s.follow_cpu = !o->nonblocking && !o->no_follow_cpu;
+    if (prepare_targets(&s, &go, err) || rec_signals_stop_requested())
         goto out;
     rec_output_config oc = {
         .path = o->output, .rate_hz = o->rate_hz, .nonblocking = o->nonblocking,
@@ -468,12 +697,19 @@ int rec_session_run(const rec_options *o, zs_error *err)
     };
     owner_from_sudo(&oc);
     s.start_ns = rec_now_ns();
-    pid_t first = s.nslots ? s.slots[0]->target.pid : 0;
+    pid_t first = 0;
+    for (size_t i = 0; i < s.nslots && !first; i++)
+        first = s.slots[i]->active || o->command ? s.slots[i]->target.pid : 0;
     if (!(s.out = rec_output_open(&oc, s.start_ns, first, err)))
         goto out;
-    for (size_t i = 0; i < s.nslots; i++)
-        if (s.slots[i]->active && announce(&s, s.slots[i], err))
-            goto out;
+    if (start_targets(&s, go, err))
+        goto out;
+    close(go);
+    go = -1;
+    if (rec_signals_stop_requested()) {
+        rc = 0; /* before the first sample: a valid, empty recording */
+        goto out;
+    }
     say(&s, "sampling %zu process%s at %g Hz into %s", s.active, s.active == 1 ? "" : "es",
         o->rate_hz, rec_output_path(s.out));
     if (rec_output_tick(s.out, rec_now_ns(), 0, err))
@@ -483,26 +719,28 @@ int rec_session_run(const rec_options *o, zs_error *err)
         rec_ptrace_resume(&s.slots[0]->tracee);
     if (sample_loop(&s, err))
         goto out;
-    if (stop_requested)
-        say(&s, "stopping on signal %d", (int)stop_requested);
+    if (rec_signals_stop_requested())
+        say(&s, "stopping on signal %d", rec_signals_stop_requested());
     rc = 0;
 out:
     /* Targets first: whatever else failed, they must run on untraced. */
-    for (size_t i = 0; i < s.nslots; i++)
-        rec_ptrace_detach(&s.slots[i]->tracee);
+    release_targets(&s, go);
     if (s.out && rc == 0) {
         report_end(&s);
         rc = rec_output_close(s.out, s.stats.skipped, since_start_us(&s, rec_now_ns()), err);
     } else if (s.out) {
-        fprintf(stderr, "%s: what was recorded before the error stays valid in %s\n", PROG,
-                rec_output_path(s.out));
+        if (rec_output_bytes(s.out))
+            fprintf(stderr, "%s: what was recorded before the error stays valid in %s\n", PROG,
+                    rec_output_path(s.out));
         rec_output_abandon(s.out);
-    } else if (o->command && s.nslots && s.slots[0]->target.pid) {
-        kill(s.slots[0]->target.pid, SIGKILL); /* launched, never started for real */
-        waitpid(s.slots[0]->target.pid, NULL, 0);
+    }
+    if (rc && !err->code && rec_signals_stop_requested()) {
+        say(&s, "stopped on signal %d before recording started", rec_signals_stop_requested());
+        rc = 0;
     }
     for (size_t i = 0; i < s.nslots; i++) {
         rec_sampler_free(s.slots[i]->sampler);
+        rec_cpu_close(&s.slots[i]->cpu);
         free(s.slots[i]);
     }
     free(s.slots);

@@ -24,14 +24,13 @@ typedef struct rec_options {
     double stats_interval_s; /* 0: no periodic stats */
     int nonblocking;
     int no_realtime;         /* stay at normal priority (else SCHED_FIFO where permitted) */
+    int no_follow_cpu;       /* stay put instead of sampling from each target's CPU */
     int quiet;
     int verbose;
     rec_layout_choice layout;
 } rec_options;
 
-/* Set from signal handlers: the only state shared with them. */
-void rec_session_install_signals(void);
-
+/* Expects rec_signals_install() to have run. */
 int rec_session_run(const rec_options *o, zs_error *err);
 
 #endif

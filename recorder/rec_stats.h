@@ -1,26 +1,38 @@
-/* What sampling costs the target, measured by the recorder itself: stop
- * time per sample (interrupt to continue) as a histogram for p50/p99. */
+/* What sampling costs the targets, measured by the recorder itself, and
+ * what it took. A blocking sample's window (interrupt to continue) has two
+ * parts: the wait for the target to reach its stop (on a saturated host
+ * mostly the target waiting for a core, which it would have waited anyway)
+ * and the time it is held in the stop (the read and the resume). */
 #ifndef REC_STATS_H
 #define REC_STATS_H
 
 #include <stdint.h>
 
-enum { REC_STATS_BUCKETS = 20000 }; /* 1 us each; the last one is "more" */
+enum { REC_HIST_BUCKETS = 20000 }; /* 1 us each; the last one is "more" */
+
+typedef struct rec_hist {
+    uint64_t count;
+    uint64_t total_ns;
+    uint64_t max_ns;
+    uint32_t us[REC_HIST_BUCKETS];
+} rec_hist;
 
 typedef struct rec_stats {
-    uint64_t samples;
-    uint64_t skipped;
+    uint64_t samples;   /* stacks read */
+    uint64_t credited;  /* further ticks a late stop's sample stands for */
+    uint64_t skipped;   /* ticks not taken: recorder late, or a target that
+                           did not stop within the deadline */
+    uint64_t late_stops; /* interrupts not answered within the deadline */
     uint64_t torn;
-    uint64_t deep;   /* stacks cut at the maximum depth */
-    uint64_t failed; /* samples lost to a failed read */
-    uint64_t stop_ns_total;
-    uint64_t stop_max_ns;
-    uint32_t stop_us[REC_STATS_BUCKETS];
+    uint64_t deep;      /* stacks cut at the maximum depth */
+    uint64_t failed;    /* samples lost to a failed read */
+    rec_hist window;    /* interrupt to continue */
+    rec_hist wait;      /* interrupt to the stop seen */
+    rec_hist held;      /* stop seen to continue */
 } rec_stats;
 
-void rec_stats_stop(rec_stats *s, uint64_t ns);
-/* Stop time in microseconds at quantile q (0..1). */
-double rec_stats_quantile_us(const rec_stats *s, double q);
-uint64_t rec_stats_stops(const rec_stats *s);
+void rec_hist_add(rec_hist *h, uint64_t ns);
+/* Microseconds at quantile q (0..1); 0 when empty. */
+double rec_hist_quantile_us(const rec_hist *h, double q);
 
 #endif

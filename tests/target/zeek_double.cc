@@ -44,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 // ---------------------------------------------------------------------------
@@ -475,6 +477,7 @@ struct Options {
 	long iterations = 0;   // > 0: run exactly this many instead of a time limit
 	const char* ground_truth = nullptr;
 	bool quiet = false;
+	long unstoppable_ms = 0;   // > 0: once a second, cannot be stopped for this long
 };
 
 struct Result {
@@ -484,6 +487,18 @@ struct Result {
 	bool consistent = true;
 };
 
+static void block_uninterruptibly(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	pid_t child = vfork();
+	if ( child == 0 ) {
+		syscall(SYS_nanosleep, &ts, nullptr);
+		_exit(0);
+	}
+	if ( child > 0 )
+		waitpid(child, nullptr, 0);
+}
+
 // Fake packet clock: deterministic, advancing 4 ms per connection.
 static const double kFirstPacketTime = 1577836800.0;   // 2020-01-01
 static const double kPacketSpacing = 0.004;
@@ -492,11 +507,20 @@ static Result run(const World& w, const Options& opt)
 {
 	Result r;
 	const int64_t limit_ns = int64_t(opt.seconds * 1e9);
+	int64_t next_unstoppable_ns = 500000000LL;
 
 	ledger.start(idle_slot);
 	for ( long iter = 0;; ++iter ) {
 		network_time = kFirstPacketTime + double(iter) * kPacketSpacing;
 		publish();
+
+		// A zeek that cannot reach a ptrace stop for a while (as one in
+		// uninterruptible sleep on a slow log volume): the parent of a
+		// vfork waits uninterruptibly until its child exits.
+		if ( opt.unstoppable_ms > 0 && ledger.running_ns() >= next_unstoppable_ns ) {
+			block_uninterruptibly(opt.unstoppable_ms);
+			next_unstoppable_ns = ledger.running_ns() + 1000000000LL;
+		}
 
 		// Waiting for packets: native time, empty call stack.
 		next_connection_size();
@@ -550,7 +574,9 @@ static void usage(FILE* out)
 	        "  --seconds S         run the workload for S seconds of wall time (default 5)\n"
 	        "  --iterations N      run exactly N iterations instead; prints the wall time\n"
 	        "  --ground-truth FILE write the time spent per function/body/BiF at exit\n"
-	        "  --quiet             do not print the start banner\n",
+	        "  --quiet             do not print the start banner\n"
+	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
+	        "                      control) for MS ms, in an uninterruptible wait\n",
 	        version);
 }
 
@@ -589,6 +615,11 @@ static bool parse_options(int argc, char** argv, Options* opt)
 				return false;
 		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
 			opt->ground_truth = v;
+		} else if ( (v = option_value("--unstoppable-ms", argc, argv, &i)) ) {
+			errno = 0;
+			opt->unstoppable_ms = strtol(v, &end, 10);
+			if ( errno || *end || end == v || opt->unstoppable_ms <= 0 )
+				return false;
 		} else {
 			return false;
 		}
