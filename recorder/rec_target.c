@@ -197,8 +197,12 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice,
         }
         dwarf_err = v.elf_rc ? v.elf_err : v.dwarf_err;
         if (dwarf_err.code == ZS_E_EXE_REFUSED) {
-            *err = dwarf_err;
-            return -1;
+            /* Name the file, not /proc/PID/exe. */
+            const char *why = dwarf_err.detail;
+            size_t n = strlen(elf_req->path);
+            if (!strncmp(why, elf_req->path, n) && !strncmp(why + n, ": ", 2))
+                why += n + 2;
+            return zs_fail(err, ZS_E_EXE_REFUSED, "pid %d (%s): %s", (int)t->pid, t->exe, why);
         }
     }
     const zs_layout *builtin = zs_layout_builtin(t->zeek_version);
