@@ -9,7 +9,15 @@
  * the namespaces that can hold a wanted class (zeek, zeek::detail), skipping
  * everything else (std, functions, other namespaces) sibling by sibling.
  * Member and type lookups follow references a bounded number of steps, so
- * cyclic or hostile DWARF cannot make them loop. */
+ * cyclic or hostile DWARF cannot make them loop.
+ *
+ * The DWARF may be hostile (--all inspects every process's executable), so
+ * the scan also counts the DIEs it visits and watches the clock, and any
+ * sign of malformed DWARF (a libdw error while walking, a reference chain or
+ * base-class nesting beyond the bounds) refuses the executable with
+ * ZS_E_EXE_REFUSED rather than trusting what was found so far. Debug info
+ * that is merely absent, or lacks a class, is not malformed: the caller may
+ * fall back to the built-in table. */
 #include "zs_dwarf.h"
 
 #include <dwarf.h>
@@ -18,11 +26,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <linux/openat2.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zs_elf.h"
@@ -43,8 +55,50 @@ enum {
     BASE_DEPTH_MAX = 8,
     MEMBER_VISIT_MAX = 20000,
     ATTEMPTS_MAX = 8,
-    QNAME_MAX = 256
+    QNAME_MAX = 256,
+    /* The walk: namespace nesting (only zeek and zeek::detail are entered),
+     * DIEs visited over the whole scan (a real zeek's top levels hold a few
+     * million), and wall-clock time, checked every CLOCK_EVERY DIEs. */
+    SCOPE_DEPTH_MAX = 4,
+    SCAN_DIES_MAX = 200000000,
+    SCAN_SECONDS_MAX = 60,
+    CLOCK_EVERY = 65536,
 };
+
+/* The first sign of malformed DWARF met by the current scan, "" when none.
+ * Kept per thread rather than threaded through every helper, which would
+ * otherwise all need one more argument just to report it. */
+static _Thread_local char trouble[160];
+
+static void note_trouble(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note_trouble(const char *fmt, ...)
+{
+    if (trouble[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(trouble, sizeof trouble, fmt, ap);
+    va_end(ap);
+}
+
+/* dwarf_child and dwarf_siblingof (0 moved, 1 none), noting an error (-1). */
+static int child_of(Dwarf_Die *parent, Dwarf_Die *child)
+{
+    int rc = dwarf_child(parent, child);
+    if (rc < 0)
+        note_trouble("unreadable children of DIE 0x%llx: %s",
+                     (unsigned long long)dwarf_dieoffset(parent), dwarf_errmsg(-1));
+    return rc;
+}
+
+static int next_sibling(Dwarf_Die *die)
+{
+    Dwarf_Off at = dwarf_dieoffset(die);
+    int rc = dwarf_siblingof(die, die);
+    if (rc < 0)
+        note_trouble("no sibling after DIE 0x%llx: %s", (unsigned long long)at, dwarf_errmsg(-1));
+    return rc;
+}
 
 /* ---- what each class contributes to the layout ---- */
 
@@ -120,6 +174,8 @@ typedef struct scan {
     int missed[T_COUNT][V_COUNT];    /* incomplete definitions seen */
     miss why[T_COUNT][V_COUNT];      /* first failure per class and variant */
     int done;
+    long dies;                       /* visited by the walk so far */
+    struct timespec deadline;        /* CLOCK_MONOTONIC */
 } scan;
 
 static int set_miss(miss *m, const char *kind, const char *name, const char *member)
@@ -174,6 +230,8 @@ static int peel_type(Dwarf_Die *die, Dwarf_Die *out)
         *out = cur;
         return 0;
     }
+    note_trouble("more than %d type references from DIE 0x%llx (a cycle?)", PEEL_MAX,
+                 (unsigned long long)dwarf_dieoffset(die));
     return -1;
 }
 
@@ -260,12 +318,19 @@ static int find_member_in(Dwarf_Die *cls, const char *name, int depth, long *bud
 {
     Dwarf_Die child;
     int in_union = dwarf_tag(cls) == DW_TAG_union_type;
-    if (depth > BASE_DEPTH_MAX || dwarf_child(cls, &child) != 0)
+    if (depth > BASE_DEPTH_MAX) {
+        note_trouble("base classes nested more than %d deep at DIE 0x%llx (a cycle?)",
+                     BASE_DEPTH_MAX, (unsigned long long)dwarf_dieoffset(cls));
+        return -1;
+    }
+    if (child_of(cls, &child) != 0)
         return -1;
     int has_bases = 0;
     do {
-        if (--*budget < 0)
+        if (--*budget < 0) {
+            note_trouble("more than %d DIEs visited looking for member %s", MEMBER_VISIT_MAX, name);
             return -1;
+        }
         int tag = dwarf_tag(&child);
         if (tag == DW_TAG_inheritance)
             has_bases = 1;
@@ -277,14 +342,16 @@ static int find_member_in(Dwarf_Die *cls, const char *name, int depth, long *bud
             *off += at;
             return 0;
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
-    if (!has_bases || dwarf_child(cls, &child) != 0)
+    } while (next_sibling(&child) == 0);
+    if (!has_bases || child_of(cls, &child) != 0)
         return -1;
     do {
         Dwarf_Die base;
         Dwarf_Word at, sub = 0;
-        if (--*budget < 0)
+        if (--*budget < 0) {
+            note_trouble("more than %d DIEs visited looking for member %s", MEMBER_VISIT_MAX, name);
             return -1;
+        }
         if (dwarf_tag(&child) != DW_TAG_inheritance || member_location(&child, 0, &at) != 0 ||
             member_class(&child, &base) != 0)
             continue;
@@ -292,7 +359,7 @@ static int find_member_in(Dwarf_Die *cls, const char *name, int depth, long *bud
             *off += at + sub;
             return 0;
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(&child) == 0);
     return -1;
 }
 
@@ -323,13 +390,13 @@ static int byte_size(Dwarf_Die *die, int32_t *out)
 static int nested_class(Dwarf_Die *cls, const char *name, Dwarf_Die *out)
 {
     Dwarf_Die child;
-    if (dwarf_child(cls, &child) != 0)
+    if (child_of(cls, &child) != 0)
         return -1;
     do {
         if (is_class_tag(dwarf_tag(&child)) && die_name_is(&child, name) &&
             class_definition(&child, out) == 0)
             return 0;
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(&child) == 0);
     return -1;
 }
 
@@ -337,19 +404,19 @@ static int nested_class(Dwarf_Die *cls, const char *name, Dwarf_Die *out)
 static int template_type(Dwarf_Die *cls, const char *name, Dwarf_Die *out)
 {
     Dwarf_Die child;
-    if (dwarf_child(cls, &child) != 0)
+    if (child_of(cls, &child) != 0)
         return -1;
     do {
         if (dwarf_tag(&child) == DW_TAG_template_type_parameter && die_name_is(&child, name))
             return member_class(&child, out);
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(&child) == 0);
     return -1;
 }
 
 static int enumerator_value(Dwarf_Die *enum_type, const char *name, int32_t *out)
 {
     Dwarf_Die child;
-    if (dwarf_child(enum_type, &child) != 0)
+    if (child_of(enum_type, &child) != 0)
         return -1;
     do {
         Dwarf_Attribute a;
@@ -360,7 +427,7 @@ static int enumerator_value(Dwarf_Die *enum_type, const char *name, int32_t *out
             *out = (int32_t)v;
             return 0;
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(&child) == 0);
     return -1;
 }
 
@@ -563,12 +630,35 @@ static void consider_class(scan *s, Dwarf_Die *cls, const char *qname)
 
 /* Walks the children of a unit or namespace DIE whose qualified name is
  * SCOPE ("" at the top), descending only into wanted namespaces. */
-static void walk_scope(scan *s, Dwarf_Die *parent, const char *scope)
+/* Whether the walk may go on: within its DIE and time budgets, and no sign
+ * of malformed DWARF so far. */
+static int walk_on(scan *s)
+{
+    if (trouble[0])
+        return 0;
+    if (++s->dies > SCAN_DIES_MAX) {
+        note_trouble("more than %d DIEs without finding Zeek's classes", SCAN_DIES_MAX);
+        return 0;
+    }
+    if (s->dies % CLOCK_EVERY == 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > s->deadline.tv_sec) {
+            note_trouble("the scan took more than %d s", SCAN_SECONDS_MAX);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void walk_scope(scan *s, Dwarf_Die *parent, const char *scope, int depth)
 {
     Dwarf_Die child;
-    if (dwarf_child(parent, &child) != 0)
+    if (depth > SCOPE_DEPTH_MAX || child_of(parent, &child) != 0)
         return;
     do {
+        if (!walk_on(s))
+            return;
         int tag = dwarf_tag(&child);
         if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type)
             continue;
@@ -580,7 +670,7 @@ static void walk_scope(scan *s, Dwarf_Die *parent, const char *scope)
         Dwarf_Attribute spec;
         if (tag == DW_TAG_namespace) {
             if (namespace_wanted(qname))
-                walk_scope(s, &child, qname);
+                walk_scope(s, &child, qname, depth + 1);
         } else if (is_declaration(&child)) {
             remember_decl(s, &child, qname);
         } else if (!dwarf_haschildren(&child)) {
@@ -592,7 +682,7 @@ static void walk_scope(scan *s, Dwarf_Die *parent, const char *scope)
         } else {
             consider_class(s, &child, qname);
         }
-    } while (!s->done && dwarf_siblingof(&child, &child) == 0);
+    } while (!s->done && next_sibling(&child) == 0);
 }
 
 static void scan_units(scan *s, Dwarf *dw)
@@ -601,25 +691,34 @@ static void scan_units(scan *s, Dwarf *dw)
     Dwarf_Half version;
     uint8_t unit_type;
     Dwarf_Die cudie, subdie;
-    while (!s->done && dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
+    int rc = 0;
+    while (!s->done && !trouble[0] &&
+           (rc = dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
         s->ndecls = 0;
+        if (dwarf_tag(&cudie) == DW_TAG_invalid) {
+            note_trouble("unit at 0x%llx has no readable DIE: %s",
+                         (unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
+            return;
+        }
         /* A skeleton's types are in its split unit (-gsplit-dwarf). */
         if (unit_type == DW_UT_skeleton) {
             if (dwarf_cu_info(cu, NULL, NULL, NULL, &subdie, NULL, NULL, NULL) == 0 &&
                 dwarf_tag(&subdie) == DW_TAG_compile_unit)
-                walk_scope(s, &subdie, "");
+                walk_scope(s, &subdie, "", 0);
             continue;
         }
         if (dwarf_tag(&cudie) == DW_TAG_compile_unit || dwarf_tag(&cudie) == DW_TAG_partial_unit ||
             dwarf_tag(&cudie) == DW_TAG_type_unit)
-            walk_scope(s, &cudie, "");
+            walk_scope(s, &cudie, "", 0);
     }
+    if (!s->done && !trouble[0] && rc < 0)
+        note_trouble("unreadable unit header: %s", dwarf_errmsg(-1));
 }
 
 /* ---- finding the debug info ---- */
 
 typedef struct debug_file {
-    int fd;
+    int fd, own_fd; /* own_fd: opened here, closed here */
     Elf *elf;
     Dwarf *dw;
     char path[PATH_MAX];
@@ -631,7 +730,7 @@ static void debug_file_close(debug_file *d)
         dwarf_end(d->dw);
     if (d->elf)
         elf_end(d->elf);
-    if (d->fd >= 0)
+    if (d->fd >= 0 && d->own_fd)
         close(d->fd);
     d->dw = NULL;
     d->elf = NULL;
@@ -662,20 +761,36 @@ static void build_id_hex(Elf *elf, char *hex, size_t size)
         snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
 }
 
-/* Opens PATH and keeps it when it has .debug_info (and, when WANT_ID is
- * not empty, that build-id). 0 on success. */
-static int try_open(const char *path, const char *want_id, debug_file *d)
+/* Opens absolute PATH, inside the directory tree ROOT_FD when it is not -1
+ * (a container's root: its symlinks resolve in there, as they would for
+ * the process, and never out of it). */
+static int open_in(int root_fd, const char *path)
 {
-    d->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (root_fd < 0)
+        return open(path, O_RDONLY | O_CLOEXEC);
+    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+    if (fd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+        fd = openat(root_fd, path + (*path == '/'), O_RDONLY | O_CLOEXEC);
+    return fd;
+}
+
+/* Opens PATH (in ROOT_FD, see open_in) and keeps it when it has .debug_info
+ * (and, when WANT_ID is not empty, that build-id). 0 on success. */
+static int try_open(int root_fd, const char *path, const char *shown, const char *want_id,
+                    debug_file *d)
+{
+    d->fd = open_in(root_fd, path);
+    d->own_fd = 1;
     if (d->fd < 0)
         return -1;
-    d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
-    if (d->elf && elf_kind(d->elf) == ELF_K_ELF && has_section(d->elf, ".debug_info")) {
+    if (zs_elf_begin(d->fd, shown, &d->elf, NULL) == 0 && has_section(d->elf, ".debug_info")) {
         char id[81];
         build_id_hex(d->elf, id, sizeof id);
         if ((!*want_id || !*id || !strcmp(id, want_id)) &&
             (d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
-            snprintf(d->path, sizeof d->path, "%s", path);
+            snprintf(d->path, sizeof d->path, "%s", shown);
             return 0;
         }
     }
@@ -694,67 +809,68 @@ static int valid_build_id(const char *id)
 /* .gnu_debuglink: next to the executable, in .debug/ there, or mirrored
  * under /usr/lib/debug. The CRC is not checked; the build-id is when both
  * files carry one. */
-static int try_debuglink(Elf *elf, const char *exe_path, const char *want_id, debug_file *d)
+static int try_debuglink(Elf *elf, const zs_dwarf_source *src, const char *want_id, debug_file *d)
 {
     GElf_Word crc;
     const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
     char real[PATH_MAX], path[PATH_MAX];
-    if (!link || !*link || strchr(link, '/') || !realpath(exe_path, real))
+    if (!link || !*link || strchr(link, '/'))
+        return -1;
+    if (src->real_path)
+        snprintf(real, sizeof real, "%s", src->real_path);
+    else if (!realpath(src->name, real))
         return -1;
     const char *dir = dirname(real);
     static const char *const fmts[] = {"%s/%s", "%s/.debug/%s", DEBUG_DIR "%s/%s"};
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
         if (snprintf(path, sizeof path, fmts[i], dir, link) < (int)sizeof path &&
-            try_open(path, want_id, d) == 0)
+            try_open(-1, path, path, want_id, d) == 0)
             return 0;
     }
     return -1;
 }
 
-/* The executable itself, else /usr/lib/debug/.build-id/xx/yyyy.debug, else
- * its debuglink. BUILD_ID may be "" (then the ELF note is used). */
-static int open_debug(const char *exe_path, const char *build_id, debug_file *d, zs_error *err)
+/* The executable itself, else /usr/lib/debug/.build-id/xx/yyyy.debug (in
+ * the process's root first, then the host's), else its debuglink.
+ * BUILD_ID may be "" (then the ELF note is used). */
+static int open_debug(const zs_dwarf_source *src, const char *build_id, debug_file *d,
+                      zs_error *err)
 {
-    debug_file exe = {.fd = -1};
+    debug_file exe = {.fd = src->fd};
+    const char *exe_path = src->name;
     char id[81], by_id[sizeof DEBUG_DIR + 100] = "";
-    exe.fd = open(exe_path, O_RDONLY | O_CLOEXEC);
-    if (exe.fd < 0)
-        return zs_fail(err, errno == EACCES ? ZS_E_PERMISSION : ZS_E_IO, "%s: %s", exe_path,
-                       strerror(errno));
-    exe.elf = elf_begin(exe.fd, ELF_C_READ_MMAP, NULL);
-    if (!exe.elf || elf_kind(exe.elf) != ELF_K_ELF) {
-        debug_file_close(&exe);
-        return zs_fail(err, ZS_E_NOT_ZEEK, "%s: not an ELF executable", exe_path);
-    }
+    if (zs_elf_begin(exe.fd, exe_path, &exe.elf, err))
+        return -1;
     if (has_section(exe.elf, ".debug_info") &&
         (exe.dw = dwarf_begin_elf(exe.elf, DWARF_C_READ, NULL))) {
         snprintf(exe.path, sizeof exe.path, "%s", exe_path);
         *d = exe;
         return 0;
     }
+    if (has_section(exe.elf, ".debug_info")) {
+        zs_fail(err, ZS_E_EXE_REFUSED, "%s: malformed DWARF (%s); refused", exe_path,
+                dwarf_errmsg(-1));
+        debug_file_close(&exe);
+        return -1;
+    }
 
     snprintf(id, sizeof id, "%s", build_id ? build_id : "");
     if (!*id)
         build_id_hex(exe.elf, id, sizeof id);
-    if (valid_build_id(id)) {
-        /* A zeek in a container keeps its debug files in its own file
-         * system: /proc/PID/root first, then the host's. */
-        int pid = 0, end = 0;
-        char in_root[PATH_MAX];
-        if (sscanf(exe_path, "/proc/%d/exe%n", &pid, &end) == 1 && exe_path[end] == '\0' &&
-            snprintf(in_root, sizeof in_root, "/proc/%d/root" DEBUG_DIR "/.build-id/%.2s/%s.debug",
-                     pid, id, id + 2) < (int)sizeof in_root &&
-            try_open(in_root, id, d) == 0) {
-            debug_file_close(&exe);
-            return 0;
-        }
+    if (valid_build_id(id) && !src->own_only) {
         snprintf(by_id, sizeof by_id, DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
-        if (try_open(by_id, id, d) == 0) {
+        /* A zeek in a container keeps its debug files in its own file
+         * system: its root first, then the host's. */
+        char shown[PATH_MAX + sizeof by_id];
+        snprintf(shown, sizeof shown, "%s (in the process's root)", by_id);
+        if ((src->root_fd >= 0 && try_open(src->root_fd, by_id, shown, id, d) == 0) ||
+            try_open(-1, by_id, by_id, id, d) == 0) {
             debug_file_close(&exe);
             return 0;
         }
     }
-    if (try_debuglink(exe.elf, exe_path, valid_build_id(id) ? id : "", d) == 0) {
+    if (!src->own_only &&
+        try_debuglink(exe.elf, src, valid_build_id(id) ? id : "", d) == 0) {
         debug_file_close(&exe);
         return 0;
     }
@@ -851,9 +967,10 @@ static int fill_layout(const scan *s, const int *variant, const zs_elf_symbol *s
     return 0;
 }
 
-int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek_version,
-                    zs_layout *out, zs_error *err)
+int zs_dwarf_layout_from(const zs_dwarf_source *src, const char *build_id,
+                         const char *zeek_version, zs_layout *out, zs_error *err)
 {
+    const char *exe_path = src->name;
     zs_elf_symbol sym[S_COUNT] = {
         [S_CALL_STACK] = {"call_stack"},
         [S_CALL_STACK_NS] = {"_ZN4zeek6detail10call_stackE"},
@@ -862,11 +979,12 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
         [S_NETWORK_TIME_NS] = {"_ZN4zeek9run_state12network_timeE"},
     };
     zs_elf_info info;
-    if (zs_elf_lookup(exe_path, sym, S_COUNT, &info, err))
+    if (zs_elf_lookup_fd(src->fd, exe_path, sym, S_COUNT, &info, err))
         return -1;
 
     debug_file d = {.fd = -1};
-    if (open_debug(exe_path, build_id && *build_id ? build_id : info.build_id, &d, err))
+    trouble[0] = '\0';
+    if (open_debug(src, build_id && *build_id ? build_id : info.build_id, &d, err))
         return -1;
 
     /* The symbols say which names to expect; the version string decides
@@ -877,6 +995,8 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
         return zs_fail(err, ZS_E_NOMEM, "%s: DWARF scan", exe_path);
     }
     int major = major_version(zeek_version);
+    clock_gettime(CLOCK_MONOTONIC, &s->deadline);
+    s->deadline.tv_sec += SCAN_SECONDS_MAX;
     s->prefer = sym[S_CALL_STACK_NS].found                 ? V_NAMESPACED
               : sym[S_CALL_STACK].found || (major >= 0 && major < 4) ? V_GLOBAL
                                                            : V_NAMESPACED;
@@ -894,6 +1014,10 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
 
     int rc = 0, variant[T_COUNT];
     const char *where = strcmp(d.path, exe_path) ? d.path : NULL;
+    /* Malformed DWARF refuses the executable, whatever was found before. */
+    if (trouble[0])
+        rc = zs_fail(err, ZS_E_EXE_REFUSED, "%s: malformed DWARF%s%s (%s); refused", exe_path,
+                     where ? " in " : "", where ? where : "", trouble);
     for (int t = 0; t < T_COUNT && !rc; t++) {
         int other = !s->prefer;
         if (s->found[t][s->prefer] || s->found[t][other]) {
@@ -920,4 +1044,26 @@ int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek
     if (rc)
         return rc;
     return zs_layout_check(out, exe_path, err);
+}
+
+int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek_version,
+                    zs_layout *out, zs_error *err)
+{
+    zs_dwarf_source src = {.fd = -1, .name = exe_path, .root_fd = -1};
+    src.fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+    if (src.fd < 0)
+        return zs_fail(err, errno == EACCES ? ZS_E_PERMISSION : ZS_E_IO, "%s: %s", exe_path,
+                       strerror(errno));
+    /* /proc/PID/exe: the process's root holds its debug files. */
+    int pid = 0, end = 0;
+    if (sscanf(exe_path, "/proc/%d/exe%n", &pid, &end) == 1 && exe_path[end] == '\0') {
+        char root[64];
+        snprintf(root, sizeof root, "/proc/%d/root", pid);
+        src.root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    int rc = zs_dwarf_layout_from(&src, build_id, zeek_version, out, err);
+    if (src.root_fd >= 0)
+        close(src.root_fd);
+    close(src.fd);
+    return rc;
 }

@@ -13,4 +13,21 @@
 int zs_dwarf_layout(const char *exe_path, const char *build_id, const char *zeek_version,
                     zs_layout *out, zs_error *err);
 
+/* Where the executable and its separate debug files are, for a caller that
+ * opened them already (a sandboxed inspector that may no longer open
+ * /proc/PID/exe or /proc/PID/root itself). */
+typedef struct zs_dwarf_source {
+    int fd;                /* the executable, open for reading */
+    const char *name;      /* names it in messages */
+    const char *real_path; /* its path, for a .gnu_debuglink next to it; NULL: realpath(name) */
+    int root_fd;           /* the process's root directory (O_PATH), or -1 */
+    int own_only;          /* only the executable's own DWARF, no separate debug files */
+} zs_dwarf_source;
+
+/* zs_dwarf_layout on an open executable. Malformed DWARF, or DWARF beyond
+ * the scan's bounds (DIEs, time), fails with ZS_E_EXE_REFUSED: the caller
+ * must refuse the executable, not fall back to another layout source. */
+int zs_dwarf_layout_from(const zs_dwarf_source *src, const char *build_id,
+                         const char *zeek_version, zs_layout *out, zs_error *err);
+
 #endif

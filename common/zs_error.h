@@ -20,6 +20,7 @@ typedef enum zs_code {
     ZS_E_TARGET,
     ZS_E_CACHE,
     ZS_E_OUTPUT,
+    ZS_E_EXE_REFUSED, /* an executable malformed or beyond the parsing limits */
     ZS_E__COUNT
 } zs_code;
 

@@ -734,7 +734,8 @@ out:
                     rec_output_path(s.out));
         rec_output_abandon(s.out);
     }
-    if (rc && !err->code && rec_signals_stop_requested()) {
+    if (rc && rec_signals_stop_requested() && !s.active) {
+        /* Start-up failed because it was told to stop: not an error. */
         say(&s, "stopped on signal %d before recording started", rec_signals_stop_requested());
         rc = 0;
     }

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rec_inspect.h"
 #include "rec_memory.h"
-#include "zs_dwarf.h"
 #include "zs_elf.h"
 #include "zs_resolver.h"
 
@@ -142,8 +142,37 @@ static int read_version(rec_target *t, uint64_t addr, zs_error *err)
     return 0;
 }
 
-static int choose_layout(rec_target *t, const rec_layout_choice *choice, const char *exe_path,
-                         const zs_elf_info *info, zs_error *err)
+/* Every symbol name a layout can use: the built-in table's and DWARF's
+ * (a --layout file's are added), so that one inspection answers for all. */
+static const char *const KNOWN_SYMS[] = {
+    "version", "call_stack", "_ZN4zeek6detail10call_stackE", "g_frame_stack",
+    "network_time", "_ZN4zeek9run_state12network_timeE",
+};
+
+static void want_sym(rec_inspect_request *req, const char *name)
+{
+    for (int i = 0; i < req->nsyms; i++)
+        if (!strcmp(req->syms[i], name))
+            return;
+    if (*name && req->nsyms < REC_INSPECT_MAX_SYMS)
+        req->syms[req->nsyms++] = name;
+}
+
+/* The inspected executable's symbol NAME; -1 when it was not asked for. */
+static int inspected_sym(const rec_inspect_request *req, const rec_inspect_verdict *v,
+                         const char *name, zs_elf_symbol *out)
+{
+    for (int i = 0; i < req->nsyms; i++) {
+        if (!strcmp(req->syms[i], name)) {
+            *out = (zs_elf_symbol){name, v->syms[i].value, v->syms[i].size, v->syms[i].found};
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int choose_layout(rec_target *t, const rec_layout_choice *choice,
+                         const rec_inspect_request *elf_req, zs_error *err)
 {
     if (choice && choice->forced) {
         t->layout = *choice->forced;
@@ -151,10 +180,30 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice, const c
         return 0;
     }
     zs_error dwarf_err = {0};
-    if (!(choice && choice->no_dwarf) &&
-        zs_dwarf_layout(exe_path, info->build_id, t->zeek_version, &t->layout, &dwarf_err) == 0) {
-        t->layout_source = REC_LAYOUT_DWARF;
-        return 0;
+    if (!(choice && choice->no_dwarf)) {
+        /* The DWARF scan, sandboxed like the symbol lookup. Malformed DWARF
+         * refuses the process: a built-in layout would half-trust a binary
+         * that is damaged or made to mislead. */
+        rec_inspect_request req = *elf_req;
+        rec_inspect_verdict v;
+        req.want_dwarf = 1;
+        req.zeek_version = t->zeek_version;
+        if (rec_inspect(&req, &v, err))
+            return -1;
+        if (v.elf_rc == 0 && v.dwarf_rc == 0) {
+            t->layout = v.layout;
+            t->layout_source = REC_LAYOUT_DWARF;
+            return 0;
+        }
+        dwarf_err = v.elf_rc ? v.elf_err : v.dwarf_err;
+        if (dwarf_err.code == ZS_E_EXE_REFUSED) {
+            /* Name the file, not /proc/PID/exe. */
+            const char *why = dwarf_err.detail;
+            size_t n = strlen(elf_req->path);
+            if (!strncmp(why, elf_req->path, n) && !strncmp(why + n, ": ", 2))
+                why += n + 2;
+            return zs_fail(err, ZS_E_EXE_REFUSED, "pid %d (%s): %s", (int)t->pid, t->exe, why);
+        }
     }
     const zs_layout *builtin = zs_layout_builtin(t->zeek_version);
     if (builtin) {
@@ -201,24 +250,46 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, z
                                : permission_error(pid, exe_path, err);
     t->exe[n] = '\0';
 
-    zs_elf_symbol version_sym = {"version"};
-    zs_elf_info info;
-    if (zs_elf_lookup(exe_path, &version_sym, 1, &info, err))
+    /* The executable is parsed in a sandboxed child (rec_inspect.h); this
+     * side reads only /proc and the process's memory. */
+    char shown[4200], root_dir[64];
+    snprintf(shown, sizeof shown, "pid %d (%s)", (int)pid, t->exe);
+    snprintf(root_dir, sizeof root_dir, "/proc/%d/root", (int)pid);
+    rec_inspect_request req = {.path = exe_path, .shown = shown, .real_path = t->exe,
+                               .root_dir = root_dir, .zeek_version = ""};
+    for (size_t i = 0; i < sizeof KNOWN_SYMS / sizeof KNOWN_SYMS[0]; i++)
+        want_sym(&req, KNOWN_SYMS[i]);
+    if (choice && choice->forced) {
+        want_sym(&req, choice->forced->sym_call_stack);
+        want_sym(&req, choice->forced->sym_frame_stack);
+        want_sym(&req, choice->forced->sym_network_time);
+    }
+    rec_inspect_verdict v;
+    if (rec_inspect(&req, &v, err))
         return -1;
+    if (v.elf_rc) {
+        *err = v.elf_err;
+        return -1;
+    }
+    zs_elf_info info = v.info;
+    zs_elf_symbol version_sym = {"version"};
+    inspected_sym(&req, &v, "version", &version_sym);
     snprintf(t->build_id, sizeof t->build_id, "%s", info.build_id);
     if (!version_sym.found)
         return zs_fail(err, ZS_E_NOT_ZEEK, "pid %d (%s) is not a zeek: no 'version' symbol",
                        (int)pid, t->exe);
     uint64_t bias;
     if (load_bias(pid, &info, &bias, err) || read_version(t, version_sym.value + bias, err) ||
-        choose_layout(t, choice, exe_path, &info, err))
+        choose_layout(t, choice, &req, err))
         return -1;
 
-    zs_elf_symbol syms[3] = {{t->layout.sym_call_stack}, {t->layout.sym_frame_stack},
-                             {t->layout.sym_network_time}};
+    const char *names[3] = {t->layout.sym_call_stack, t->layout.sym_frame_stack,
+                            t->layout.sym_network_time};
+    zs_elf_symbol syms[3];
     size_t nsyms = t->layout.model == ZS_MODEL_FRAME_STACK ? 2 : 1; /* required */
-    if (zs_elf_lookup(exe_path, syms, 3, &info, err))
-        return -1;
+    for (size_t i = 0; i < 3; i++)
+        if (inspected_sym(&req, &v, names[i], &syms[i]) != 0) /* an empty or unknown name */
+            syms[i] = (zs_elf_symbol){names[i], 0, 0, 0};
     for (size_t i = 0; i < nsyms; i++)
         if (!syms[i].found)
             return zs_fail(err, ZS_E_NOT_ZEEK,
