@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""End-to-end tests on a saturated host: the conditions of a production
+sensor, where every core is busy and targets wait for a core to stop.
+
+    busy_host.py BUILD_DIR rtguard     # the recorder never ends itself (SIGXCPU)
+    busy_host.py BUILD_DIR accuracy    # shares stay right under load
+
+rtguard: `--all` over 4 busy test doubles at 1000 Hz on an idle host, and
+over 8 at 200 Hz with one CPU burner per core, 4 s each: the recorder exits 0
+(never killed by SIGXCPU, its real-time guard), writes its trailer, and
+every process has samples.
+
+accuracy: one test double of each generation plus one CPU burner per core,
+blocking and nonblocking: every function's share within 3 points of the
+double's own ground truth, and at least 90 % of the ticks as samples.
+
+The module's helpers (burners, per-process shares) also serve
+tests/bench/busy_bench.py.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import record_e2e as e2e  # noqa: E402
+
+TOLERANCE_POINTS = 3.0
+RATE = 400  # accuracy: 2,400 samples, so sampling noise stays near 1 point
+BURNER = "while True: pass"
+
+
+class Burners:
+    """One CPU-burning process per core (or n), stopped on exit."""
+
+    def __init__(self, n=None):
+        self.n = os.cpu_count() if n is None else n
+        self.procs = []
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+
+
+def start_doubles(env, gens, seconds, truths=None):
+    """Starts one double per entry of gens; returns the Popen objects once
+    each has printed its banner (its objects exist)."""
+    procs = []
+    for i, gen in enumerate(gens):
+        target = os.path.join(env.build, "tests", "target", "zeek-double-" + gen)
+        cmd = [target, "--seconds", str(seconds)]
+        if truths:
+            cmd += ["--ground-truth", truths[i]]
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        procs.append(p)
+    for p in procs:
+        line = p.stderr.readline()
+        if "pid %d" % p.pid not in line:
+            e2e.fail("test double did not start: %r" % line)
+    return procs
+
+
+def finish(procs):
+    for p in procs:
+        try:
+            p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+
+
+def samples_per_pid(env, recording):
+    r = e2e.run([env.convert, "--no-cache", "-f", "summary", recording])
+    if r.returncode != 0:
+        e2e.fail("convert: " + r.stderr)
+    per = {}
+    table = r.stdout.split("By process:", 1)[-1].split("\n\n", 1)[0]
+    for m in re.finditer(r"^\s+(\d+)\s+[\d.]+%\s+(\d+)\s", table, re.M):
+        per[int(m.group(2))] = int(m.group(1))
+    return per, r.stdout
+
+
+def share_errors(env, recording, truth_path, pid=None):
+    """(worst share error in points, samples, [(name, truth, profile)]) of
+    one process's profile against its double's ground truth."""
+    profile = env.path("busy-%s.pb.gz" % (pid or "all"))
+    cmd = [env.convert, "--no-cache", "-q", recording, "-o", profile]
+    if pid:
+        cmd += ["--pid", str(pid)]
+    r = e2e.run(cmd)
+    if r.returncode != 0:
+        e2e.fail("convert: " + r.stderr)
+    shares, total = e2e.pprof_flat_shares(profile)
+    truth, wall = e2e.read_ground_truth(truth_path)
+    rows, worst = [], 0.0
+    for name, (_kind, _file, _first, secs) in truth.items():
+        want = 100.0 * secs / wall
+        got = shares.get(name, 0.0)
+        worst = max(worst, abs(got - want))
+        rows.append((name, want, got))
+    return worst, total or 0, rows
+
+
+def recorder_report(stderr):
+    """The figures of the recorder's end report."""
+    f = {}
+    m = re.search(r"stop time per sample: p50 (\d+) us, p99 (\d+) us", stderr)
+    if m:
+        f["stop_p50"], f["stop_p99"] = float(m.group(1)), float(m.group(2))
+    m = re.search(r"held after the stop was seen: p50 (\d+) us, p99 (\d+) us", stderr)
+    if m:
+        f["held_p50"], f["held_p99"] = float(m.group(1)), float(m.group(2))
+    m = re.search(r"(\d+) of (\d+) samples \(([\d.]+) %\) stand for ticks", stderr)
+    f["credited_pct"] = float(m.group(3)) if m else 0.0
+    return f
+
+
+def test_rtguard(env):
+    cases = [(4, 1000, False), (8, 200, True)]
+    for n, rate, burn in cases:
+        label = "--all over %d busy doubles at %d Hz%s" % (n, rate, ", one burner per core" if burn else "")
+        out = env.path("rt-%d-%d.zspy" % (n, rate))
+        gens = ["3.0", "8.0", "8.2"] * 3
+        with Burners(os.cpu_count() if burn else 0):
+            procs = start_doubles(env, gens[:n], 8)
+            r = e2e.run([env.record, "--all", "-r", str(rate), "-d", "4", "-o", out])
+        for p in procs:
+            p.kill()
+        finish(procs)
+        if r.returncode != 0:
+            e2e.fail("%s: recorder exit %d (-24 is SIGXCPU): %s" % (label, r.returncode, r.stderr))
+        info = e2e.run([env.convert, "--info", out]).stdout
+        if "no trailer" in info:
+            e2e.fail("%s: no trailer: %s" % (label, info))
+        per, _ = samples_per_pid(env, out)
+        missing = [p.pid for p in procs if per.get(p.pid, 0) == 0]
+        if missing or len(per) < n:
+            e2e.fail("%s: processes without samples: %s (per pid %s)" % (label, missing, per))
+        f = recorder_report(r.stderr)
+        print("  %s: exit 0, trailer, samples per process %d..%d of %d ticks; stop p50 %s us, held p99 %s us"
+              % (label, min(per.values()), max(per.values()), 4 * rate, f.get("stop_p50"), f.get("held_p99")))
+
+
+def test_accuracy(env):
+    worst_all = 0.0
+    for gen in ("3.0", "8.0", "8.2"):
+        for nonblocking in (False, True):
+            label = "Zeek %s double, %s, one burner per core" % (gen, "nonblocking" if nonblocking else "blocking")
+            truth = env.path("truth-%s-%d.tsv" % (gen, nonblocking))
+            out = env.path("acc-%s-%d.zspy" % (gen, nonblocking))
+            with Burners():
+                procs = start_doubles(env, [gen], 7, [truth])
+                args = [env.record, "-r", str(RATE), "-d", "6", "-o", out, "-p", str(procs[0].pid)]
+                if nonblocking:
+                    args.append("--nonblocking")
+                r = e2e.run(args)
+                finish(procs)
+            if r.returncode != 0:
+                e2e.fail("%s: recorder exit %d: %s" % (label, r.returncode, r.stderr))
+            worst, total, rows = share_errors(env, out, truth)
+            for name, want, got in rows:
+                print("    %-62s truth %5.1f%%  profile %5.1f%%" % (name, want, got))
+            f = recorder_report(r.stderr)
+            print("  %s: %d samples, largest share error %.2f points; %.1f %% credited"
+                  % (label, total, worst, f["credited_pct"]))
+            if total < 0.9 * RATE * 6:
+                e2e.fail("%s: only %d samples of %d ticks" % (label, total, RATE * 6))
+            if worst > TOLERANCE_POINTS:
+                e2e.fail("%s: share error %.2f points (tolerance %.0f)" % (label, worst, TOLERANCE_POINTS))
+            worst_all = max(worst_all, worst)
+    print("  worst share error on a saturated host: %.2f points" % worst_all)
+
+
+def main():
+    build, test = sys.argv[1], sys.argv[2]
+    env = e2e.Env(build, "8.0")
+    {"rtguard": test_rtguard, "accuracy": test_accuracy}[test](env)
+    print("PASS " + test)
+
+
+if __name__ == "__main__":
+    main()
