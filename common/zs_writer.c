@@ -178,7 +178,7 @@ int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *da
                        zs_error *err)
 {
     if (len > ZS_MAX_SNAPSHOT_BYTES)
-        return zs_fail(err, ZS_E_USAGE, "snapshot region of %zu bytes is too large", len);
+        return zs_fail(err, ZS_E_TARGET, "snapshot region of %zu bytes is too large", len);
     if (reserve(w, 3 * ZS_VARINT_MAX + len, err))
         return -1;
     size_t at = begin_record(w, ZS_REC_SNAPSHOT);

@@ -278,7 +278,7 @@ int main(int argc, char **argv)
         }
     }
     if (failures == o.nrecordings) {
-        zs_fail(&err, ZS_E_USAGE, "no recording could be read");
+        zs_fail(&err, ZS_E_IO, "no recording could be read"); /* each said why */
         goto out;
     }
     if (!o.quiet && filtered(&o) && all->meta.samples == 0)

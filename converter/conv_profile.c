@@ -240,9 +240,22 @@ int conv_set_string(char **s, const char *v)
 }
 
 /* "a" + "b" -> "a, b"; equal values stay as they are. */
+/* Whether list ("a, b, c") holds item as a whole entry: "8.0.1" is not in
+ * "8.0.10". */
+static int list_has(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list;; p += 2) {
+        if (!strncmp(p, item, n) && (p[n] == '\0' || !strncmp(p + n, ", ", 2)))
+            return 1;
+        if (!(p = strstr(p, ", ")))
+            return 0;
+    }
+}
+
 int conv_append_unique(char **dst, const char *src)
 {
-    if (!src || (*dst && strstr(*dst, src)))
+    if (!src || (*dst && list_has(*dst, src)))
         return 0;
     if (!*dst)
         return conv_set_string(dst, src);

@@ -162,8 +162,6 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         o->rotate_bytes = o->max_bytes / 8;
     if (o->max_bytes && o->rotate_bytes > o->max_bytes)
         return zs_fail(err, ZS_E_USAGE, "--rotate-size must not exceed --max-size");
-    if (o->command && o->nonblocking)
-        return zs_fail(err, ZS_E_USAGE, "--nonblocking attaches to running processes only (-p)");
     return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "rec_sampler.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -110,6 +111,22 @@ static ssize_t readv_counted(rec_sampler *s, const struct iovec *l, const struct
 {
     s->calls++;
     return process_vm_readv(s->pid, l, n, r, n, 0);
+}
+
+/* process_vm_readv takes at most IOV_MAX iovecs a call: a deeper 8.1+
+ * stack (a frame each, plus the nonblocking re-read of the headers, which
+ * stays last) takes several calls. Returns the bytes read in all. */
+static ssize_t readv_chunked(rec_sampler *s, const struct iovec *l, const struct iovec *r, size_t n)
+{
+    ssize_t got = 0;
+    for (size_t at = 0; at < n; at += IOV_MAX) {
+        size_t k = n - at < IOV_MAX ? n - at : IOV_MAX;
+        ssize_t one = readv_counted(s, l + at, r + at, k);
+        if (one < 0)
+            return one;
+        got += one;
+    }
+    return got;
 }
 
 static size_t total(const struct iovec *v, size_t n)
@@ -241,7 +258,7 @@ rec_read_result rec_sampler_read(rec_sampler *s)
             lv[k] = IOV(&s->cs_again, sizeof s->cs_again);
             rv[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
         }
-        if (readv_counted(s, lv, rv, k) != (ssize_t)total(lv, k))
+        if (readv_chunked(s, lv, rv, k) != (ssize_t)total(lv, k))
             return bad;
         if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end))
             return REC_READ_TORN;

@@ -117,10 +117,11 @@ static slot *new_slot(session *s, zs_error *err)
     return sl;
 }
 
+/* The target a wait status is about: a tracee, or the launched child. */
 static slot *find_slot(const session *s, pid_t pid)
 {
     for (size_t i = 0; i < s->nslots; i++)
-        if (s->slots[i]->target.pid == pid && s->slots[i]->tracee.seized)
+        if (s->slots[i]->target.pid == pid && s->slots[i]->active)
             return s->slots[i];
     return NULL;
 }
@@ -425,7 +426,7 @@ static int collect(session *s, zs_error *err)
     pid_t pid;
     while ((pid = rec_ptrace_collect(&status)) > 0) {
         slot *sl = find_slot(s, pid);
-        if (!sl || !sl->active)
+        if (!sl)
             continue;
         rec_tracee_state st = rec_ptrace_update(&sl->tracee, status);
         if (st == REC_TRACEE_GONE) {
@@ -736,8 +737,13 @@ int rec_session_run(const rec_options *o, zs_error *err)
     if (rec_output_tick(s.out, rec_now_ns(), 0, err))
         goto out;
     raise_priority(&s);
-    if (o->command)
+    if (o->command && o->nonblocking) {
+        /* Traced only to catch its exec: let it go for good. */
+        rec_tracee *child = &s.slots[0]->tracee;
+        rec_ptrace_release(&child, 1, rec_now_ns() + RELEASE_NS);
+    } else if (o->command) {
         rec_ptrace_resume(&s.slots[0]->tracee);
+    }
     if (sample_loop(&s, err))
         goto out;
     if (rec_signals_stop_requested())

@@ -131,6 +131,13 @@ expect_error newer-version "$work/version.zspy" "format version"
 bad_offset=$("$gen" -o frame.zspy --samples 20000 --stacks 100 --seed 1 --damage frame 2>/dev/null)
 expect_error corrupt-frame "$work/frame.zspy" "offset $bad_offset"
 expect_error missing "$work/no-such-recording.zspy"
+# Several inputs, none readable: each named, and exit 1 (2 is for bad usage).
+status=0
+"$convert" --no-cache -f folded -o "$work/none.folded" "$work/empty.zspy" "$work/hostname.zspy" 2>err.txt || status=$?
+((status == 1)) || { cat err.txt >&2; fail "every input unreadable: exit $status, expected 1"; }
+grep -qF "$work/empty.zspy" err.txt && grep -qF "$work/hostname.zspy" err.txt ||
+    { cat err.txt >&2; fail "every input unreadable: not each one named"; }
+echo "   every input unreadable: exit 1, $(wc -l <err.txt) lines"
 
 step "a truncated recording converts, with a warning"
 size=$(stat -c %s rec.zspy)

@@ -283,6 +283,7 @@ static void bif_md5_hash(int64_t arg_us)
 
 struct World {
 	const ScriptFunc* event = nullptr;   // connection_state_remove
+	const ScriptFunc* deep = nullptr;    // --deep: the head of a call chain
 };
 
 // Filenames are shared, long-lived strings, as in Zeek's parser.
@@ -349,6 +350,30 @@ static World build_world()
 	}
 	md5->gt_slot = ledger.add("bif", md5->name, "<builtin>", 0);
 	return w;
+}
+
+// --deep N: N script functions Deep::f1 .. Deep::fN, each calling the next,
+// the last one burning deep_ms: a stack deeper than the recorder's 1,024
+// frames, run once before the workload.
+static const ScriptFunc* build_deep_chain(int n, int ms)
+{
+	static const char* file = intern_filename("deep.zeek");
+	const int slot = ledger.add("function", "Deep::chain", file, 1);
+	ScriptFunc* next = nullptr;
+	for ( int i = n; i >= 1; --i ) {
+		auto* name = new std::string("Deep::f" + std::to_string(i));
+		auto* fn = new ScriptFunc(name->c_str(), new_location(file, i * 10, i * 10 + 5));
+		auto* list = new StmtList(new_location(file, i * 10, i * 10 + 5));
+		Location* sloc = new_location(file, i * 10 + 2, i * 10 + 2);
+		if ( next )
+			list->stmts.push_back(new ExprStmt(new CallExpr(next, 0, sloc), sloc));
+		else
+			list->stmts.push_back(new SpinStmt(int64_t(ms) * 1000000, sloc));
+		fn->bodies.push_back(make_body(list));
+		fn->gt_slots.push_back(slot);
+		next = fn;
+	}
+	return next;
 }
 
 // ---------------------------------------------------------------------------
@@ -478,6 +503,8 @@ struct Options {
 	const char* ground_truth = nullptr;
 	bool quiet = false;
 	long unstoppable_ms = 0;   // > 0: once a second, cannot be stopped for this long
+	long deep = 0;             // > 0: first run a call chain this deep for deep_ms
+	long deep_ms = 1000;
 };
 
 struct Result {
@@ -510,6 +537,10 @@ static Result run(const World& w, const Options& opt)
 	int64_t next_unstoppable_ns = 500000000LL;
 
 	ledger.start(idle_slot);
+	if ( w.deep ) {
+		invoke(w.deep, nullptr);
+		ledger.switch_to(idle_slot);
+	}
 	for ( long iter = 0;; ++iter ) {
 		network_time = kFirstPacketTime + double(iter) * kPacketSpacing;
 		publish();
@@ -575,6 +606,7 @@ static void usage(FILE* out)
 	        "  --iterations N      run exactly N iterations instead; prints the wall time\n"
 	        "  --ground-truth FILE write the time spent per function/body/BiF at exit\n"
 	        "  --quiet             do not print the start banner\n"
+	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
 	        "                      control) for MS ms, in an uninterruptible wait\n",
 	        version);
@@ -615,6 +647,11 @@ static bool parse_options(int argc, char** argv, Options* opt)
 				return false;
 		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
 			opt->ground_truth = v;
+		} else if ( (v = option_value("--deep", argc, argv, &i)) ) {
+			errno = 0;
+			opt->deep = strtol(v, &end, 10);
+			if ( errno || *end || end == v || opt->deep <= 0 || opt->deep > 100000 )
+				return false;
 		} else if ( (v = option_value("--unstoppable-ms", argc, argv, &i)) ) {
 			errno = 0;
 			opt->unstoppable_ms = strtol(v, &end, 10);
@@ -653,13 +690,16 @@ int main(int argc, char** argv)
 	sigaction(SIGINT, &sa, nullptr);
 
 	// Never reallocated while running, so a reader never sees a stale array.
-	call_stack.reserve(64);
+	const size_t depth = size_t(opt.deep) + 64;
+	call_stack.reserve(depth);
 #if ZEEK_GEN < 82
-	g_frame_stack.reserve(64);
+	g_frame_stack.reserve(depth);
 #endif
 
 	idle_slot = ledger.add("idle", "empty_call_stack", "-", 0);
-	const World world = build_world();
+	World world = build_world();
+	if ( opt.deep > 0 )
+		world.deep = build_deep_chain(int(opt.deep), int(opt.deep_ms));
 
 	if ( ! opt.quiet ) {
 		fprintf(stderr, "zeek-double %s (test double of Zeek) pid %ld\n", version, long(getpid()));

@@ -290,9 +290,23 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+/* Merged recordings list each version once, as whole entries. */
+static void test_append_unique(void)
+{
+    char *list = NULL;
+    CHECK(conv_append_unique(&list, "8.0.10") == 0);
+    CHECK(conv_append_unique(&list, "8.0.1") == 0);
+    CHECK(conv_append_unique(&list, "8.0.10") == 0);
+    CHECK(conv_append_unique(&list, "0.1") == 0);
+    CHECK(conv_append_unique(&list, "8.0.1") == 0);
+    CHECK(list && !strcmp(list, "8.0.10, 8.0.1, 0.1"));
+    free(list);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/test_pprof.XXXXXX";
+    test_append_unique();
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
