@@ -14,7 +14,7 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r1"
+#define RESOLVER_GENERATION "r2" /* r2: normalized script paths */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each
