@@ -16,12 +16,13 @@
 #include "conv_profile.h"
 #include "conv_read.h"
 #include "conv_summary.h"
+#include "conv_svg.h"
 #include "zs_format.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-convert";
 
-typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY } out_format;
+typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY, FORMAT_SVG } out_format;
 
 typedef struct options {
     out_format format;
@@ -32,6 +33,7 @@ typedef struct options {
     int quiet;
     int verbose;
     int info;
+    int reverse;
     conv_filter filter;
     char **recordings;
     int nrecordings;
@@ -43,8 +45,11 @@ static void usage(FILE *out)
             "usage: %s [options] RECORDING... \n"
             "Resolve zeek-spy recordings into a profile.\n\n"
             "  -o, --output FILE     where to write (default: profile.pb.gz for pprof,\n"
-            "                        profile.folded for folded, stdout for summary; - is stdout)\n"
-            "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary\n"
+            "                        profile.folded for folded, profile.svg for svg,\n"
+            "                        stdout for summary; - is stdout)\n"
+            "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary,\n"
+            "                        svg (an interactive flame graph, one self-contained file)\n"
+            "      --reverse         svg: innermost frames at the root, drawn top-down\n"
             "      --top N           rows in the summary (default 20, 0 = all)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
@@ -84,6 +89,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"quiet", no_argument, 0, 'q'},        {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
         {"node", required_argument, 0, 7},     {"info", no_argument, 0, 8},
+        {"reverse", no_argument, 0, 9},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -96,7 +102,8 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (!strcmp(optarg, "pprof")) o->format = FORMAT_PPROF;
             else if (!strcmp(optarg, "folded")) o->format = FORMAT_FOLDED;
             else if (!strcmp(optarg, "summary")) o->format = FORMAT_SUMMARY;
-            else return zs_fail(err, ZS_E_USAGE, "--format: '%s' is not pprof, folded or summary", optarg);
+            else if (!strcmp(optarg, "svg")) o->format = FORMAT_SVG;
+            else return zs_fail(err, ZS_E_USAGE, "--format: '%s' is not pprof, folded, summary or svg", optarg);
             break;
         case 1:
             if (parse_count("--top", optarg, 1000000, &n, err)) return -1;
@@ -112,6 +119,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
         case 8: o->info = 1; break;
+        case 9: o->reverse = 1; break;
         case 5: o->cache_path = optarg; break;
         case 6: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -129,9 +137,12 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     o->nrecordings = argc - optind;
     if (o->nrecordings < 1)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
+    if (o->reverse && o->format != FORMAT_SVG)
+        return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
     if (!o->output)
         o->output = o->format == FORMAT_PPROF ? "profile.pb.gz"
-                  : o->format == FORMAT_FOLDED ? "profile.folded" : "-";
+                  : o->format == FORMAT_FOLDED ? "profile.folded"
+                  : o->format == FORMAT_SVG ? "profile.svg" : "-";
     return 0;
 }
 
@@ -226,7 +237,9 @@ static int write_output(const options *o, const conv_profile *p, zs_error *err)
     conv_output out;
     if (conv_output_open(&out, o->output, err))
         return -1;
+    conv_svg_options svg = {.reverse = o->reverse};
     int rc = o->format == FORMAT_FOLDED ? conv_write_folded(p, out.file)
+           : o->format == FORMAT_SVG    ? conv_write_svg(p, &svg, out.file)
                                         : conv_write_summary(p, o->top, out.file);
     if (rc) {
         int e = errno;

@@ -1,5 +1,6 @@
 #include "conv_profile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,17 @@ static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
     *arr = a;
     *cap = c;
     return 0;
+}
+
+int conv_function_names_body(const conv_function *f)
+{
+    char where[32];
+    int nw = snprintf(where, sizeof where, ":%d", f->start_line);
+    size_t n = strlen(f->name), nf = strlen(f->file);
+    if (!nf || nw <= 0 || n < nf + (size_t)nw + 2)
+        return 0;
+    const char *at = f->name + n - nf - (size_t)nw; /* where " FILE:LINE" would start, +1 */
+    return at[-1] == ' ' && !memcmp(at, f->file, nf) && !strcmp(at + nf, where);
 }
 
 conv_profile *conv_profile_new(void)

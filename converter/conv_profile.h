@@ -65,6 +65,11 @@ struct conv_profile {
 /* The pseudo-function of samples taken with an empty script call stack. */
 #define CONV_EMPTY_STACK "empty_call_stack"
 
+/* Whether f is one body of an event or hook named "NAME FILE:LINE" (the
+ * resolver names bodies so when a handler has several): its name already
+ * says where it is. */
+int conv_function_names_body(const conv_function *f);
+
 conv_profile *conv_profile_new(void);
 void conv_profile_free(conv_profile *p);
 

@@ -38,18 +38,6 @@ static void tally(const conv_profile *p, row *rows, uint64_t *total)
     }
 }
 
-/* A handler body's name already ends in " FILE:LINE" (the resolver names
- * bodies that way so they stay apart in every format): the file:line
- * column would only say it again. */
-static int name_has_location(const conv_function *f)
-{
-    char where[64];
-    size_t n = strlen(f->name), nf = strlen(f->file);
-    int nw = snprintf(where, sizeof where, ":%d", f->start_line);
-    return nf && nw > 0 && n > nf + (size_t)nw && f->name[n - nf - (size_t)nw - 1] == ' ' &&
-           !memcmp(f->name + n - nf - (size_t)nw, f->file, nf) && !strcmp(f->name + n - (size_t)nw, where);
-}
-
 static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
 
 static int by_count(const void *a, const void *b)
@@ -131,7 +119,7 @@ int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
         const conv_function *f = &p->functions[r->function];
         fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
                 pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), f->name);
-        if (*f->file && !name_has_location(f))
+        if (*f->file && !conv_function_names_body(f))
             fprintf(out, "%s:%d\n", f->file, f->start_line);
         else
             fputc('\n', out);
