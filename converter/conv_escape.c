@@ -74,6 +74,12 @@ void conv_put_xml(FILE *out, const char *s, size_t max_chars)
 void conv_put_json(FILE *out, const char *s)
 {
     fputc('"', out);
+    conv_put_json_chars(out, s);
+    fputc('"', out);
+}
+
+void conv_put_json_chars(FILE *out, const char *s)
+{
     while (*s) {
         uint8_t c = (uint8_t)*s;
         int len = conv_utf8_len(s);
@@ -90,5 +96,4 @@ void conv_put_json(FILE *out, const char *s)
             fwrite(s, 1, (size_t)len, out);
         s += len;
     }
-    fputc('"', out);
 }

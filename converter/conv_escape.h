@@ -24,5 +24,7 @@ void conv_put_xml(FILE *out, const char *s, size_t max_chars);
 
 /* Writes s as a JSON string, quotes included. */
 void conv_put_json(FILE *out, const char *s);
+/* The same without the quotes: a piece of a longer string. */
+void conv_put_json_chars(FILE *out, const char *s);
 
 #endif
