@@ -101,7 +101,44 @@ int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs
     out->first_line = load_i32(b + l->location_first_line);
     out->last_line = load_i32(b + l->location_last_line);
     out->file = read_cstring(m, load_u64(b + l->location_filename));
+    /* Zeek keeps a script's path as @load spelled it: one script can reach
+     * the profile as "./extra.zeek", "././extra.zeek" and "extra.zeek".
+     * One spelling here, so bodies match and every output agrees. */
+    if (out->file)
+        zs_path_normalize(out->file);
     return out->file ? 0 : -1;
+}
+
+char *zs_path_normalize(char *path)
+{
+    if (!*path)
+        return path; /* no name is not the current directory */
+    const char *in = path;
+    char *out = path;
+    int absolute = *in == '/';
+    if (absolute)
+        *out++ = *in++;
+    while (*in) {
+        while (*in == '/')
+            in++;
+        const char *seg = in;
+        while (*in && *in != '/')
+            in++;
+        size_t len = (size_t)(in - seg);
+        if (len == 0 || (len == 1 && seg[0] == '.'))
+            continue;
+        if (out > path + absolute)
+            *out++ = '/';
+        memmove(out, seg, len);
+        out += len;
+    }
+    /* A trailing slash says "a directory": keep it. */
+    if (in > path && in[-1] == '/' && out > path + absolute)
+        *out++ = '/';
+    if (out == path)
+        *out++ = '.';
+    *out = '\0';
+    return path;
 }
 
 void zs_location_free(zs_location *loc)

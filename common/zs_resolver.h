@@ -48,4 +48,11 @@ int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *fra
                      zs_frame_info *out);
 void zs_frame_info_free(zs_frame_info *f);
 
+/* Rewrites a script path in place into the one spelling every output uses:
+ * "./" segments and repeated slashes go ("././extra.zeek" and
+ * "./extra.zeek" are "extra.zeek", "/a//b/./c" is "/a/b/c"). ".." is left
+ * alone: without the file system, "a/../b" need not be "b" (symlinks).
+ * A path of only "./" segments becomes ".". Returns path. */
+char *zs_path_normalize(char *path);
+
 #endif

@@ -15,13 +15,15 @@
 #include "conv_pprof.h"
 #include "conv_profile.h"
 #include "conv_read.h"
+#include "conv_speedscope.h"
 #include "conv_summary.h"
+#include "conv_svg.h"
 #include "zs_format.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-convert";
 
-typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY } out_format;
+typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY, FORMAT_SVG, FORMAT_SPEEDSCOPE } out_format;
 
 typedef struct options {
     out_format format;
@@ -32,6 +34,7 @@ typedef struct options {
     int quiet;
     int verbose;
     int info;
+    int reverse;
     conv_filter filter;
     char **recordings;
     int nrecordings;
@@ -43,8 +46,13 @@ static void usage(FILE *out)
             "usage: %s [options] RECORDING... \n"
             "Resolve zeek-spy recordings into a profile.\n\n"
             "  -o, --output FILE     where to write (default: profile.pb.gz for pprof,\n"
-            "                        profile.folded for folded, stdout for summary; - is stdout)\n"
-            "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary\n"
+            "                        profile.folded for folded, profile.svg for svg,\n"
+            "                        profile.speedscope.json for speedscope,\n"
+            "                        stdout for summary; - is stdout)\n"
+            "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary,\n"
+            "                        svg (an interactive flame graph, one self-contained file),\n"
+            "                        speedscope (JSON for speedscope.app, samples in time order)\n"
+            "      --reverse         svg: innermost frames at the root, drawn top-down\n"
             "      --top N           rows in the summary (default 20, 0 = all)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
@@ -84,6 +92,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"quiet", no_argument, 0, 'q'},        {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
         {"node", required_argument, 0, 7},     {"info", no_argument, 0, 8},
+        {"reverse", no_argument, 0, 9},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -96,7 +105,10 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (!strcmp(optarg, "pprof")) o->format = FORMAT_PPROF;
             else if (!strcmp(optarg, "folded")) o->format = FORMAT_FOLDED;
             else if (!strcmp(optarg, "summary")) o->format = FORMAT_SUMMARY;
-            else return zs_fail(err, ZS_E_USAGE, "--format: '%s' is not pprof, folded or summary", optarg);
+            else if (!strcmp(optarg, "svg")) o->format = FORMAT_SVG;
+            else if (!strcmp(optarg, "speedscope")) o->format = FORMAT_SPEEDSCOPE;
+            else return zs_fail(err, ZS_E_USAGE,
+                                "--format: '%s' is not pprof, folded, summary, svg or speedscope", optarg);
             break;
         case 1:
             if (parse_count("--top", optarg, 1000000, &n, err)) return -1;
@@ -112,6 +124,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
         case 8: o->info = 1; break;
+        case 9: o->reverse = 1; break;
         case 5: o->cache_path = optarg; break;
         case 6: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -129,9 +142,13 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     o->nrecordings = argc - optind;
     if (o->nrecordings < 1)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
+    if (o->reverse && o->format != FORMAT_SVG)
+        return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
     if (!o->output)
         o->output = o->format == FORMAT_PPROF ? "profile.pb.gz"
-                  : o->format == FORMAT_FOLDED ? "profile.folded" : "-";
+                  : o->format == FORMAT_FOLDED ? "profile.folded"
+                  : o->format == FORMAT_SVG ? "profile.svg"
+                  : o->format == FORMAT_SPEEDSCOPE ? "profile.speedscope.json" : "-";
     return 0;
 }
 
@@ -189,8 +206,12 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
 {
     char key[256];
     struct stat st;
-    /* A pipe cannot be read twice, and has no size to key the cache with. */
-    int use_cache = cache && !filtered(o) && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    /* A pipe cannot be read twice, and has no size to key the cache with.
+     * The cache keeps aggregates only: a time-ordered output reads the
+     * recording again. */
+    int want_timeline = o->format == FORMAT_SPEEDSCOPE;
+    int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
+                    S_ISREG(st.st_mode);
     if (use_cache) {
         if (conv_recording_key(path, key, sizeof key, err))
             return -1;
@@ -207,7 +228,7 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
             use_cache = 0;
         }
     }
-    conv_read_report rep = {.show_progress = !o->quiet};
+    conv_read_report rep = {.show_progress = !o->quiet, .want_timeline = want_timeline};
     if (conv_read_recording(path, &o->filter, out, &rep, err))
         return -1;
     warn_about(o, path, &rep, *out);
@@ -226,7 +247,10 @@ static int write_output(const options *o, const conv_profile *p, zs_error *err)
     conv_output out;
     if (conv_output_open(&out, o->output, err))
         return -1;
+    conv_svg_options svg = {.reverse = o->reverse};
     int rc = o->format == FORMAT_FOLDED ? conv_write_folded(p, out.file)
+           : o->format == FORMAT_SVG    ? conv_write_svg(p, &svg, out.file)
+           : o->format == FORMAT_SPEEDSCOPE ? conv_write_speedscope(p, out.file)
                                         : conv_write_summary(p, o->top, out.file);
     if (rc) {
         int e = errno;

@@ -1,5 +1,6 @@
 #include "conv_profile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,17 @@ static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
     return 0;
 }
 
+int conv_function_names_body(const conv_function *f)
+{
+    char where[32];
+    int nw = snprintf(where, sizeof where, ":%d", f->start_line);
+    size_t n = strlen(f->name), nf = strlen(f->file);
+    if (!nf || nw <= 0 || n < nf + (size_t)nw + 2)
+        return 0;
+    const char *at = f->name + n - nf - (size_t)nw; /* where " FILE:LINE" would start, +1 */
+    return at[-1] == ' ' && !memcmp(at, f->file, nf) && !strcmp(at + nf, where);
+}
+
 conv_profile *conv_profile_new(void)
 {
     conv_profile *p = calloc(1, sizeof *p);
@@ -122,6 +134,8 @@ void conv_profile_free(conv_profile *p)
         free(ix->stacks.slots);
         free(ix);
     }
+    conv_timeline_free(p->timeline);
+    free(p->timeline);
     free(p->meta.zeek_version);
     free(p->meta.host);
     free(p->meta.recorder_version);
@@ -199,6 +213,12 @@ int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, co
 int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint32_t *locs,
                                    uint32_t nlocs, uint64_t count)
 {
+    return conv_profile_intern_stack(p, process, locs, nlocs, count) < 0 ? -1 : 0;
+}
+
+int64_t conv_profile_intern_stack(conv_profile *p, uint32_t process, const uint32_t *locs,
+                                  uint32_t nlocs, uint64_t count)
+{
     index_t *ix = p->index;
     if (process >= p->nprocesses || table_grow(&ix->stacks, p, 2, p->nstacks))
         return -1;
@@ -208,7 +228,7 @@ int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint
         if (s->process == process && s->nlocs == nlocs &&
             !memcmp(s->locs, locs, nlocs * sizeof *locs)) {
             s->count += count;
-            return 0;
+            return ix->stacks.slots[j] - 1;
         }
     }
     if (grow_array((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof *p->stacks))
@@ -219,7 +239,7 @@ int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint
     memcpy(copy, locs, nlocs * sizeof *locs);
     p->stacks[p->nstacks] = (conv_stack){process, p->processes[process].pid, nlocs, copy, count};
     ix->stacks.slots[j] = (uint32_t)++p->nstacks;
-    return 0;
+    return (int64_t)p->nstacks - 1;
 }
 
 int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
@@ -294,14 +314,15 @@ static int merge_meta(conv_meta *d, const conv_meta *s, int first)
     return 0;
 }
 
-int conv_profile_merge(conv_profile *dst, const conv_profile *src)
+int conv_profile_merge(conv_profile *dst, conv_profile *src)
 {
     int first = dst->meta.samples == 0 && dst->nstacks == 0;
     uint32_t *map = malloc((src->nlocations ? src->nlocations : 1) * sizeof *map);
+    uint32_t *stack_map = malloc((src->nstacks ? src->nstacks : 1) * sizeof *stack_map);
     uint32_t *locs = NULL;
     int rc = -1;
-    if (!map)
-        return -1;
+    if (!map || !stack_map)
+        goto out;
     for (size_t i = 0; i < src->nlocations; i++) {
         const conv_location *l = &src->locations[i];
         const conv_function *f = &src->functions[l->function];
@@ -320,12 +341,30 @@ int conv_profile_merge(conv_profile *dst, const conv_profile *src)
             goto out;
         for (uint32_t k = 0; k < s->nlocs; k++)
             locs[k] = map[s->locs[k]];
-        if (conv_profile_add_process_stack(dst, (uint32_t)process, locs, s->nlocs, s->count))
+        int64_t at = conv_profile_intern_stack(dst, (uint32_t)process, locs, s->nlocs, s->count);
+        if (at < 0)
             goto out;
+        stack_map[i] = (uint32_t)at;
+    }
+    if (src->timeline) {
+        conv_timeline *t = src->timeline;
+        for (size_t i = 0; i < t->n; i++)
+            t->stack[i] = stack_map[t->stack[i]];
+        if (!dst->timeline) {
+            dst->timeline = t;
+        } else {
+            for (size_t i = 0; i < t->n; i++)
+                if (conv_timeline_add(dst->timeline, t->t_ns[i], t->stack[i]))
+                    goto out;
+            conv_timeline_free(t);
+            free(t);
+        }
+        src->timeline = NULL;
     }
     rc = merge_meta(&dst->meta, &src->meta, first);
 out:
     free(locs);
+    free(stack_map);
     free(map);
     return rc;
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv_timeline.h"
+
 typedef struct conv_function {
     char *name;      /* "HTTP::parse", "connection_state_remove base/.../main.zeek:329" */
     char *file;      /* "" for BiFs, unresolved frames and empty_call_stack */
@@ -59,11 +61,19 @@ struct conv_profile {
     conv_process *processes;
     size_t nprocesses;
     conv_meta meta;
+    /* Per-sample times: NULL unless the reader was asked for them (an
+     * output in time order); the cache never stores them. */
+    conv_timeline *timeline;
     void *index; /* private intern tables (conv_profile.c) */
 };
 
 /* The pseudo-function of samples taken with an empty script call stack. */
 #define CONV_EMPTY_STACK "empty_call_stack"
+
+/* Whether f is one body of an event or hook named "NAME FILE:LINE" (the
+ * resolver names bodies so when a handler has several): its name already
+ * says where it is. */
+int conv_function_names_body(const conv_function *f);
 
 conv_profile *conv_profile_new(void);
 void conv_profile_free(conv_profile *p);
@@ -75,12 +85,17 @@ int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, co
 /* Adds count samples to the stack (process, locs), merging with an equal one. */
 int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint32_t *locs,
                                    uint32_t nlocs, uint64_t count);
+/* The same, giving the stack's index; -1 on no memory. */
+int64_t conv_profile_intern_stack(conv_profile *p, uint32_t process, const uint32_t *locs,
+                                  uint32_t nlocs, uint64_t count);
 /* The same for a process known only by its pid. */
 int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,
                            uint64_t count);
 
-/* Adds every stack of src into dst (re-interning), and merges src's meta. */
-int conv_profile_merge(conv_profile *dst, const conv_profile *src);
+/* Adds every stack of src into dst (re-interning), and merges src's meta.
+ * src's timeline, if it has one, is moved into dst's (renumbered in place,
+ * so that 10 million samples are not held twice): src loses it. */
+int conv_profile_merge(conv_profile *dst, conv_profile *src);
 
 /* Sets *s to a malloc'd copy of v (NULL stays NULL); 0 or -1. */
 int conv_set_string(char **s, const char *v);

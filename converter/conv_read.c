@@ -14,7 +14,7 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r1"
+#define RESOLVER_GENERATION "r2" /* r2: normalized script paths */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each
@@ -28,6 +28,7 @@ typedef struct raw_stack {
     uint64_t count;
     int defined;
     int keep; /* its process passes the pid/node filter */
+    uint32_t resolved; /* its index in the profile's stacks, once resolved */
 } raw_stack;
 
 /* Zeek's network_time at a moment of the recording (NETTIME records). */
@@ -58,6 +59,9 @@ typedef struct reading {
     uint64_t first_us, last_us;
     int any_sample;
     int collecting_clock; /* the pre-pass that only gathers NETTIME records */
+    /* When asked for: every kept sample as (t_us, raw stack id), turned
+     * into (unix ns, profile stack) once the stacks are resolved. */
+    conv_timeline *timeline;
 } reading;
 
 int conv_recording_key(const char *path, char *key, size_t size, zs_error *err)
@@ -230,6 +234,8 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
             return 0;
     }
     s->count++;
+    if (rd->timeline && conv_timeline_add(rd->timeline, (int64_t)rec->sample.t_us, (uint32_t)id))
+        return zs_fail(err, ZS_E_NOMEM, "%s: sample times", rd->path);
     if (!rd->any_sample)
         rd->first_us = rec->sample.t_us;
     rd->last_us = rec->sample.t_us;
@@ -272,8 +278,18 @@ static void note_event(reading *rd, const zs_record *rec)
         rd->profile->meta.torn += rec->event.value;
 }
 
+static int add_resolved(reading *rd, raw_stack *s, uint32_t process, const uint32_t *locs,
+                        uint32_t nlocs, zs_error *err)
+{
+    int64_t at = conv_profile_intern_stack(rd->profile, process, locs, nlocs, s->count);
+    if (at < 0)
+        return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
+    s->resolved = (uint32_t)at;
+    return 0;
+}
+
 /* Resolves one raw stack into interned locations and adds it. */
-static int resolve_stack(reading *rd, const raw_stack *s, uint32_t *locs, zs_error *err)
+static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *err)
 {
     conv_profile *prof = rd->profile;
     process *p = find_process(rd, s->pid, 0);
@@ -287,8 +303,7 @@ static int resolve_stack(reading *rd, const raw_stack *s, uint32_t *locs, zs_err
         if (l < 0)
             return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
         locs[0] = (uint32_t)l;
-        return conv_profile_add_process_stack(prof, (uint32_t)proc, locs, 1, s->count)
-                   ? zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path) : 0;
+        return add_resolved(rd, s, (uint32_t)proc, locs, 1, err);
     }
     zs_memory mem = {0};
     if (p)
@@ -313,8 +328,7 @@ static int resolve_stack(reading *rd, const raw_stack *s, uint32_t *locs, zs_err
     }
     if (unresolved)
         prof->meta.unresolved += s->count;
-    return conv_profile_add_process_stack(prof, (uint32_t)proc, locs, s->nframes, s->count)
-               ? zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path) : 0;
+    return add_resolved(rd, s, (uint32_t)proc, locs, s->nframes, err);
 }
 
 static int resolve_all(reading *rd, zs_error *err)
@@ -366,12 +380,14 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
                         conv_read_report *report, zs_error *err)
 {
     reading rd = {.path = path, .filter = filter};
-    int show_progress = report->show_progress;
+    int show_progress = report->show_progress, want_timeline = report->want_timeline;
     memset(report, 0, sizeof *report);
+    report->want_timeline = want_timeline;
     time_t started = time(NULL), shown = started;
     int rc = -1;
     zs_reader *r = NULL;
-    if (!(rd.profile = conv_profile_new())) {
+    if (!(rd.profile = conv_profile_new()) ||
+        (report->want_timeline && !(rd.timeline = calloc(1, sizeof *rd.timeline)))) {
         zs_fail(err, ZS_E_NOMEM, "%s: profile", path);
         goto out;
     }
@@ -401,6 +417,14 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
     report->skipped_records = zs_reader_skipped_records(r);
     if (resolve_all(&rd, err))
         goto out;
+    if (rd.timeline) { /* now in unix time, and the profile's stack numbers */
+        for (size_t i = 0; i < rd.timeline->n; i++) {
+            rd.timeline->t_ns[i] = rd.profile->meta.start_wall_ns + rd.timeline->t_ns[i] * 1000;
+            rd.timeline->stack[i] = rd.stacks[rd.timeline->stack[i]].resolved;
+        }
+        rd.profile->timeline = rd.timeline;
+        rd.timeline = NULL;
+    }
     if (rd.any_sample) {
         rd.profile->meta.start_wall_ns += (int64_t)rd.first_us * 1000;
         rd.profile->meta.duration_ns = (int64_t)(rd.last_us - rd.first_us) * 1000 +
@@ -412,6 +436,8 @@ int conv_read_recording(const char *path, const conv_filter *filter, conv_profil
 out:
     zs_reader_close(r);
     conv_profile_free(rd.profile);
+    conv_timeline_free(rd.timeline);
+    free(rd.timeline);
     for (size_t i = 0; i < rd.nstacks; i++)
         free(rd.stacks[i].frames);
     free(rd.stacks);

@@ -14,6 +14,7 @@
 
 typedef struct conv_read_report {
     int show_progress;      /* in: a progress line on stderr for long reads */
+    int want_timeline;      /* in: keep every sample's time (profile->timeline) */
     uint64_t samples;       /* samples read (before filtering) */
     int truncated;          /* last zstd frame cut short */
     uint64_t truncated_at;  /* its file offset */
@@ -25,7 +26,8 @@ typedef struct conv_read_report {
  * is still growing gets a new key). Fills key; 0 or -1. */
 int conv_recording_key(const char *path, char *key, size_t size, zs_error *err);
 
-/* report->show_progress is read; the rest of *report is filled. */
+/* report->show_progress and want_timeline are read; the rest of *report
+ * is filled. */
 int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
                         conv_read_report *report, zs_error *err);
 

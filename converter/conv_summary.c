@@ -119,7 +119,7 @@ int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
         const conv_function *f = &p->functions[r->function];
         fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
                 pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), f->name);
-        if (*f->file)
+        if (*f->file && !conv_function_names_body(f))
             fprintf(out, "%s:%d\n", f->file, f->start_line);
         else
             fputc('\n', out);

@@ -30,11 +30,15 @@ wait "$target" 2>/dev/null || true
 
 "$build/zeek-spy-convert" "$out/recording.zspy" -o "$out/profile.pb.gz"
 "$build/zeek-spy-convert" -q "$out/recording.zspy" -f folded -o "$out/profile.folded"
+"$build/zeek-spy-convert" -q "$out/recording.zspy" -f svg -o "$out/profile.svg"
+"$build/zeek-spy-convert" -q "$out/recording.zspy" -f speedscope -o "$out/profile.speedscope.json"
 "$build/zeek-spy-convert" -q "$out/recording.zspy" -f summary --top 15
 cat <<MSG
 
 Profile:        $out/profile.pb.gz
-Folded stacks:  $out/profile.folded   (flamegraph.pl, inferno, speedscope)
+Flame graph:    $out/profile.svg   (open it in a browser: click to zoom, Ctrl-F to search)
+speedscope:     $out/profile.speedscope.json   (https://www.speedscope.app, or npm's speedscope)
+Folded stacks:  $out/profile.folded   (flamegraph.pl, inferno)
 Open it with:   go tool pprof -http=:8080 $out/profile.pb.gz
            or:  go tool pprof -top -ignore=empty_call_stack $out/profile.pb.gz
 MSG

@@ -26,6 +26,7 @@
 
 #include "zs_format.h"
 #include "zs_layout.h"
+#include "zs_resolver.h"
 #include "zs_writer.h"
 
 static const char PROG[] = "zs-gen";
@@ -103,6 +104,25 @@ static const func_spec WORLD[] = {
     {"md5_hash", 1, 0, 0, {{0}}},
 };
 enum { NFUNCS = sizeof WORLD / sizeof WORLD[0] };
+
+/* --odd-names: the same world under names and paths a recording may carry
+ * from a real process, for the converter's escaping and path
+ * normalization: XML/JSON metacharacters, control bytes, bytes that are
+ * not UTF-8, valid non-ASCII UTF-8, and one script reached by several
+ * spellings ("./", "//", "././"), as @load ./x leaves them in Zeek. No ';'
+ * or newline: the folded format rewrites those. */
+static const struct {
+    int func, body; /* body -1: the name */
+    const char *text;
+} ODD[] = {
+    {3, -1, "http_<header> & \"quoted\" 'x'"},
+    {9, -1, "HTTP::build_url\x01\x7f\tctl"},
+    {19, -1, "fmt]]>\xff\xfe<!--"},
+    {16, -1, "Files::d\xc3\xa9scribe\xe2\x86\x92\xe2\x9c\x93"},
+    {0, 1, "./base//protocols/conn/./main.zeek"},
+    {13, 0, "././base/utils/site.zeek"},
+    {4, 0, "base/protocols/dns/<main>&\".zeek"},
+};
 
 /* ---- the simulated target heap ----------------------------------------- */
 
@@ -201,6 +221,7 @@ typedef struct world {
     file_obj files[NFUNCS * MAX_BODIES];
     size_t nfiles;
     func_obj funcs[NFUNCS];
+    func_spec specs[NFUNCS]; /* WORLD, or its --odd-names variant */
     size_t func_size, stmt_size, loc_size;
 } world;
 
@@ -293,9 +314,16 @@ static void make_func(world *w, func_obj *f, const func_spec *spec)
     }
 }
 
-static void world_init(world *w, const zs_layout *l, uint64_t seed)
+static void world_init(world *w, const zs_layout *l, uint64_t seed, int odd_names)
 {
     memset(w, 0, sizeof *w);
+    memcpy(w->specs, WORLD, sizeof WORLD);
+    for (size_t i = 0; odd_names && i < sizeof ODD / sizeof ODD[0]; i++) {
+        if (ODD[i].body < 0)
+            w->specs[ODD[i].func].name = ODD[i].text;
+        else
+            w->specs[ODD[i].func].bodies[ODD[i].body].file = ODD[i].text;
+    }
     w->l = l;
     w->heap.garbage.s = seed ^ 0x5eedULL;
     /* Real sizes where the design brief gives them, never less than what
@@ -307,7 +335,7 @@ static void world_init(world *w, const zs_layout *l, uint64_t seed)
                         imax(l->location_first_line + 4, l->location_last_line + 4));
     w->loc_size = round_up((size_t)loc_need + (l->location_filename >= 8 ? 24 : 0), 16);
     for (int i = 0; i < NFUNCS; i++)
-        make_func(w, &w->funcs[i], &WORLD[i]);
+        make_func(w, &w->funcs[i], &w->specs[i]);
 }
 
 /* ---- writing snapshot regions ------------------------------------------ */
@@ -505,12 +533,14 @@ static void resolve(const world *w, const gframe *g, resolved *out)
         snprintf(out->key, sizeof out->key, "%s\x1f\x1f" "0\x1f" "0", out->name);
     } else {
         const body_obj *b = &f->bodies[g->body];
+        char file[256]; /* as the converter shows it: one spelling per script */
+        snprintf(file, sizeof file, "%s", b->spec->file);
+        zs_path_normalize(file);
         if (s->nbodies > 1)
-            snprintf(out->name, sizeof out->name, "%s %s:%d", s->name, b->spec->file,
-                     b->spec->first_line);
+            snprintf(out->name, sizeof out->name, "%.120s %.120s:%d", s->name, file, b->spec->first_line);
         else
             snprintf(out->name, sizeof out->name, "%s", s->name);
-        snprintf(out->key, sizeof out->key, "%s\x1f%s\x1f%d\x1f%d", out->name, b->spec->file,
+        snprintf(out->key, sizeof out->key, "%s\x1f%.200s\x1f%d\x1f%d", out->name, file,
                  b->spec->first_line, b->stmts[g->stmt].line);
     }
 }
@@ -633,6 +663,7 @@ typedef struct options {
     const char *omit[MAX_OMIT];
     int nomit;
     int no_trailer;
+    int odd_names;
     const char *damage;
 } options;
 
@@ -652,6 +683,8 @@ static void usage(FILE *out)
             "      --expect FILE            write the folded output the converter must produce\n"
             "      --omit-snapshot-for NAME leave that Func out of the snapshot (repeatable)\n"
             "      --no-trailer             end without a trailer, like a killed recorder\n"
+            "      --odd-names              hostile names and paths: <&\"', control bytes,\n"
+            "                               non-UTF-8 bytes, ./ and // in script paths\n"
             "      --damage KIND            then damage the file: magic (not our magic),\n"
             "                               version (a newer format version), frame (flip\n"
             "                               bytes inside a later zstd frame; its offset is\n"
@@ -681,7 +714,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"rate", required_argument, 0, 4},      {"flush-every", required_argument, 0, 5},
         {"zeek-version", required_argument, 0, 6}, {"expect", required_argument, 0, 7},
         {"omit-snapshot-for", required_argument, 0, 8}, {"no-trailer", no_argument, 0, 9},
-        {"damage", required_argument, 0, 10},
+        {"damage", required_argument, 0, 10},  {"odd-names", no_argument, 0, 11},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     o->samples = 1000000;
     o->stacks = 1000;
@@ -711,6 +744,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->omit[o->nomit++] = optarg;
             break;
         case 9: o->no_trailer = 1; break;
+        case 11: o->odd_names = 1; break;
         case 10:
             if (strcmp(optarg, "magic") && strcmp(optarg, "version") && strcmp(optarg, "frame")) {
                 fprintf(stderr, "%s: error: --damage: '%s' is not magic, version or frame\n", PROG,
@@ -745,6 +779,7 @@ static int write_header(zs_writer *wr, const options *o, zs_error *err)
         h = h * 31 + (uint64_t)o->rate_hz;
         h = h * 31 + o->flush_every;
         h = h * 31 + (uint64_t)o->no_trailer;
+        h = h * 31 + (uint64_t)o->odd_names;
         const char *parts[MAX_OMIT + 2] = {o->zeek_version, o->damage};
         for (int i = 0; i < o->nomit; i++)
             parts[i + 2] = o->omit[i];
@@ -925,7 +960,7 @@ int main(int argc, char **argv)
     world *w = calloc(1, sizeof *w);
     if (!w)
         return 1;
-    world_init(w, l, o.seed);
+    world_init(w, l, o.seed, o.odd_names);
     int status = 1;
     gstack *stacks = NULL;
     double *cdf = NULL;
@@ -933,7 +968,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.nomit; i++) {
         int found = 0;
         for (int f = 0; f < NFUNCS; f++)
-            if (!strcmp(WORLD[f].name, o.omit[i]))
+            if (!strcmp(w->specs[f].name, o.omit[i]))
                 w->funcs[f].omit = found = 1;
         if (!found) {
             fprintf(stderr, "%s: error: --omit-snapshot-for: no function named '%s'\n", PROG, o.omit[i]);

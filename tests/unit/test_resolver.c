@@ -493,8 +493,59 @@ static void test_hostile(const char *zeek_version)
     zs_image_free(f.img);
 }
 
+static void expect_path(const char *in, const char *want)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", in);
+    zs_path_normalize(buf);
+    if (strcmp(buf, want))
+        fprintf(stderr, "zs_path_normalize(\"%s\") = \"%s\", want \"%s\"\n", in, buf, want);
+    CHECK(!strcmp(buf, want));
+}
+
+/* One spelling per script: what @load ./extra leaves in Zeek's Locations. */
+static void test_path_normalize(void)
+{
+    expect_path("./extra.zeek", "extra.zeek");
+    expect_path("././extra.zeek", "extra.zeek");
+    expect_path("extra.zeek", "extra.zeek");
+    expect_path(".//extra.zeek", "extra.zeek");
+    expect_path("base//protocols/./http/main.zeek", "base/protocols/http/main.zeek");
+    expect_path("/usr/local/zeek/share/zeek/./site//local.zeek", "/usr/local/zeek/share/zeek/site/local.zeek");
+    expect_path("//abs", "/abs");
+    expect_path("/", "/");
+    expect_path("./", ".");
+    expect_path(".", ".");
+    expect_path("", "");
+    expect_path("dir/", "dir/");
+    expect_path("./dir/./", "dir/");
+    /* ".." is kept: a symlinked directory makes "a/../b" another file. */
+    expect_path("a/../b.zeek", "a/../b.zeek");
+    expect_path("./../x/./y.zeek", "../x/y.zeek");
+    expect_path("..", "..");
+    expect_path(".hidden/.x.zeek", ".hidden/.x.zeek");
+    expect_path("a/.../b", "a/.../b");
+
+    /* The resolver gives the normalized name, in a handler body's name too. */
+    fx f = fx_new("8.0.10");
+    zs_memory m = zs_image_memory(f.img);
+    uint64_t dotted = fx_cstring(&f, "././extra.zeek"), plain = fx_cstring(&f, "extra.zeek");
+    uint64_t bodies[] = {fx_stmt(&f, dotted, 10, 20), fx_stmt(&f, plain, 30, 40)};
+    uint64_t ev = fx_func(&f, "zeek_init", 0, bodies, 2);
+    uint64_t at_15 = fx_stmt(&f, plain, 15, 15), at_35 = fx_stmt(&f, dotted, 35, 35);
+    zs_location loc;
+    CHECK(zs_resolve_location(&m, f.l, bodies[0], &loc) == 0);
+    CHECK(loc.file && !strcmp(loc.file, "extra.zeek"));
+    zs_location_free(&loc);
+    /* The running body is found across spellings of one file. */
+    expect_frame(&f, ev, at_15, "zeek_init extra.zeek:10", "extra.zeek", 10, 15, 0);
+    expect_frame(&f, ev, at_35, "zeek_init extra.zeek:30", "extra.zeek", 30, 35, 0);
+    zs_image_free(f.img);
+}
+
 int main(void)
 {
+    test_path_normalize();
     test_objects("3.0.1");
     test_objects("8.0.10");
     test_kind_width();

@@ -1,0 +1,34 @@
+/* Stacks merged into a call tree by function: the shape a flame graph
+ * draws. Node 0 is the root ("all"); every other node is one function
+ * reached by one path of calls, with the samples of that path and below. */
+#ifndef CONV_TREE_H
+#define CONV_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conv_profile.h"
+
+#define CONV_TREE_NONE UINT32_MAX
+
+typedef struct conv_tree_node {
+    uint32_t function;     /* index into the profile's functions; root: CONV_TREE_NONE */
+    uint32_t parent;
+    uint32_t first_child;  /* in no order; CONV_TREE_NONE when a leaf */
+    uint32_t next_sibling;
+    uint64_t total;        /* samples here and in every callee */
+} conv_tree_node;
+
+typedef struct conv_tree {
+    conv_tree_node *nodes;
+    size_t n, cap;
+    uint32_t *slots; /* (parent, function) -> node + 1; open addressing */
+    size_t nslots;
+} conv_tree;
+
+/* Outermost frame first, or innermost first when reverse. 0, or -1 when
+ * out of memory (t is then freed). */
+int conv_tree_build(conv_tree *t, const conv_profile *p, int reverse);
+void conv_tree_free(conv_tree *t);
+
+#endif
