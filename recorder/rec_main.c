@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rec_dump.h"
 #include "rec_session.h"
 #include "rec_signals.h"
 #include "rec_target.h"
@@ -20,6 +21,7 @@ static void usage(FILE *out)
             "usage: %s [options] (-p PID [-p PID...] | --all)\n"
             "       %s [options] -- COMMAND [ARGS...]\n"
             "       %s --print-layout (-p PID | EXECUTABLE)\n"
+            "       %s --dump -p PID\n"
             "Sample the script call stack of running zeek processes into a recording.\n\n"
             "  -p, --pid PID          record this zeek process (repeatable)\n"
             "      --all              record every zeek process, also ones that start later\n"
@@ -37,11 +39,12 @@ static void usage(FILE *out)
             "      --layout FILE      object layout to use (see --print-layout)\n"
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
+            "      --dump             stop -p PID once, print its script stack and exit\n"
             "  -q, --quiet            only errors\n"
             "  -v, --verbose          more detail\n"
             "  -V, --version          print the version\n"
             "  -h, --help             this help\n",
-            PROG, PROG, PROG);
+            PROG, PROG, PROG, PROG);
 }
 
 static int parse_number(const char *opt, const char *s, double lo, double hi, double *out,
@@ -93,6 +96,7 @@ typedef struct cli {
     rec_options rec;
     zs_layout forced;
     int print_layout;
+    int dump;                /* --dump -p PID */
     const char *exe; /* --print-layout EXECUTABLE */
 } cli;
 
@@ -108,7 +112,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"version", no_argument, 0, 'V'},       {"help", no_argument, 0, 'h'},
         {"all", no_argument, 0, 7},             {"rotate", required_argument, 0, 8},
         {"rotate-size", required_argument, 0, 9}, {"max-size", required_argument, 0, 10},
-        {"no-follow-cpu", no_argument, 0, 11},
+        {"no-follow-cpu", no_argument, 0, 11}, {"dump", no_argument, 0, 12},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -135,6 +139,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 9: if (parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
         case 10: if (parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
         case 11: o->no_follow_cpu = 1; break;
+        case 12: c->dump = 1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
@@ -149,6 +154,11 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         if ((o->npids == 1) == (nrest == 1))
             return zs_fail(err, ZS_E_USAGE, "--print-layout needs one -p PID or one EXECUTABLE");
         c->exe = nrest ? rest[0] : NULL;
+        return 0;
+    }
+    if (c->dump) {
+        if (o->npids != 1 || nrest || o->all)
+            return zs_fail(err, ZS_E_USAGE, "--dump needs exactly one -p PID");
         return 0;
     }
     if ((o->npids > 0) + (nrest > 0) + o->all > 1)
@@ -217,6 +227,9 @@ int main(int argc, char **argv)
         rc = -1;
     } else if (c.print_layout) {
         rc = print_layout(&c, &err);
+    } else if (c.dump) {
+        rec_signals_install();
+        rc = rec_dump(c.rec.pids[0], &c.rec.layout, stdout, &err);
     } else {
         rec_signals_install();
         rc = rec_session_run(&c.rec, &err);

@@ -111,10 +111,7 @@ int rec_ptrace_wait(uint64_t deadline_ns)
     return r < 0 && errno == EINTR ? -1 : 0;
 }
 
-/* Collects statuses until t is in a stop (1), gone (0), the deadline
- * passes or (when asked) a signal handler ran (-1). Statuses of other
- * tracees are left to their own state. */
-static int await_stop(rec_tracee *t, uint64_t deadline_ns, int stop_on_signal)
+int rec_ptrace_await_stop(rec_tracee *t, uint64_t deadline_ns, int stop_on_signal)
 {
     for (;;) {
         int status;
@@ -141,7 +138,7 @@ static int await_stop(rec_tracee *t, uint64_t deadline_ns, int stop_on_signal)
 int rec_ptrace_wait_exec(rec_tracee *t, uint64_t deadline_ns, zs_error *err)
 {
     for (;;) {
-        int r = await_stop(t, deadline_ns, 1);
+        int r = rec_ptrace_await_stop(t, deadline_ns, 1);
         if (r == 0)
             return zs_fail(err, ZS_E_TARGET, "the command exited before it started (not found?)");
         if (r < 0)
@@ -186,7 +183,7 @@ size_t rec_ptrace_release(rec_tracee *const *t, size_t n, uint64_t deadline_ns)
             continue;
         /* Signal stops may come before our interrupt's stop: each is
          * detached from, passing its signal on. */
-        int r = await_stop(t[i], deadline_ns, 0);
+        int r = rec_ptrace_await_stop(t[i], deadline_ns, 0);
         if (r > 0)
             detach_stopped(t[i]);
         else if (r < 0)

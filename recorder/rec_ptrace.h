@@ -57,6 +57,10 @@ void rec_ptrace_resume(rec_tracee *t);
  * blocked (rec_signals_install). */
 int rec_ptrace_wait(uint64_t deadline_ns);
 
+/* Collects this tracee's statuses until it is in a stop (1), gone (0), the
+ * deadline passes or, with stop_on_signal, a signal handler ran (-1). */
+int rec_ptrace_await_stop(rec_tracee *t, uint64_t deadline_ns, int stop_on_signal);
+
 /* Waits for the exec stop of a freshly seized child (launch mode) until
  * deadline_ns; it is left in that stop. */
 int rec_ptrace_wait_exec(rec_tracee *t, uint64_t deadline_ns, zs_error *err);

@@ -273,11 +273,21 @@ static std::vector<FuncDef> script_defs()
 
 static const int kIdleUs = 750;   // usleep overshoots by ~50-100 us
 
-// The BiF: its cost is proportional to the "data" it is given.
+static volatile sig_atomic_t stop_requested = 0;
+static bool hang_requested = false;   // --hang: see bif_md5_hash
+
+// The BiF: its cost is proportional to the "data" it is given. With --hang,
+// its call from Site::is_local_addr (200 us of data) never returns (until
+// SIGTERM): a zeek stuck in a loop, five frames deep, for --dump.
 static void bif_md5_hash(int64_t arg_us)
 {
 	trace_mix_str("md5_hash");
 	trace_mix_int(arg_us);
+	if ( hang_requested && arg_us == 200 ) {
+		fprintf(stderr, "zeek-double: hanging in md5_hash\n");
+		while ( ! stop_requested )
+			spin(1000000);
+	}
 	spin(arg_us * 1000);
 }
 
@@ -493,7 +503,6 @@ static void invoke(const Func* func, const CallExpr* call)
 // ---------------------------------------------------------------------------
 // The main loop: one connection per iteration.
 
-static volatile sig_atomic_t stop_requested = 0;
 
 static void on_stop_signal(int) { stop_requested = 1; }
 
@@ -606,6 +615,7 @@ static void usage(FILE* out)
 	        "  --iterations N      run exactly N iterations instead; prints the wall time\n"
 	        "  --ground-truth FILE write the time spent per function/body/BiF at exit\n"
 	        "  --quiet             do not print the start banner\n"
+	        "  --hang              get stuck in md5_hash, five calls deep, until SIGTERM\n"
 	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
 	        "                      control) for MS ms, in an uninterruptible wait\n",
@@ -647,6 +657,8 @@ static bool parse_options(int argc, char** argv, Options* opt)
 				return false;
 		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
 			opt->ground_truth = v;
+		} else if ( strcmp(argv[i], "--hang") == 0 ) {
+			hang_requested = true;
 		} else if ( (v = option_value("--deep", argc, argv, &i)) ) {
 			errno = 0;
 			opt->deep = strtol(v, &end, 10);

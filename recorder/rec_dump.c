@@ -1,0 +1,98 @@
+#include "rec_dump.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "rec_clock.h"
+#include "rec_memory.h"
+#include "rec_ptrace.h"
+#include "rec_sampler.h"
+#include "zs_resolver.h"
+
+enum { STOP_DEADLINE_NS = 1000000000 };
+
+/* Stops the target once and copies its stack; it runs untraced again
+ * before this returns, whatever happened. */
+static int take_one(const rec_target *t, rec_sampler *s, zs_error *err)
+{
+    rec_tracee tr;
+    if (rec_ptrace_seize(&tr, t->pid, 0, err))
+        return -1;
+    rec_ptrace_interrupt(&tr, rec_now_ns());
+    int stopped = rec_ptrace_await_stop(&tr, rec_now_ns() + STOP_DEADLINE_NS, 1);
+    rec_read_result res = stopped > 0 ? rec_sampler_read(s) : REC_READ_FAILED;
+    rec_tracee *one = &tr;
+    rec_ptrace_release(&one, 1, rec_now_ns() + STOP_DEADLINE_NS);
+    if (stopped == 0)
+        return zs_fail(err, ZS_E_NO_PROCESS, "pid %d exited", (int)t->pid);
+    if (stopped < 0)
+        return zs_fail(err, ZS_E_TARGET, "pid %d did not stop within 1 s (uninterruptible "
+                       "sleep?); it was left running", (int)t->pid);
+    if (res != REC_READ_OK)
+        return zs_fail(err, ZS_E_TARGET, "pid %d: its call stack could not be read", (int)t->pid);
+    return 0;
+}
+
+static void print_network_time(FILE *out, double nt)
+{
+    if (nt <= 0) {
+        fprintf(out, "network time not set yet");
+        return;
+    }
+    time_t secs = (time_t)nt;
+    struct tm tm;
+    char when[64] = "";
+    if (gmtime_r(&secs, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    fprintf(out, "network time %.6f (%s)", nt, when);
+}
+
+int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *err)
+{
+    rec_target t;
+    if (rec_target_open(pid, choice, &t, err) || rec_target_check(&t, err))
+        return -1;
+    rec_sampler *s = rec_sampler_new(&t, ZS_MAX_FRAMES, 0);
+    zs_frame *frames = calloc(ZS_MAX_FRAMES, sizeof *frames);
+    int rc = -1;
+    if (!s || !frames) {
+        zs_fail(err, ZS_E_NOMEM, "dump");
+        goto out;
+    }
+    if (take_one(&t, s, err))
+        goto out;
+    int cut;
+    size_t n = rec_sampler_frames(s, frames, &cut);
+    fprintf(out, "pid %d: Zeek %s, %s; ", (int)pid, t.zeek_version, t.exe);
+    print_network_time(out, rec_sampler_network_time(s));
+    fputc('\n', out);
+    if (n == 0)
+        fprintf(out, "no script frame: zeek is running native code (empty call stack)\n");
+    else
+        fprintf(out, "script stack, innermost first (%zu frame%s%s):\n", n, n == 1 ? "" : "s",
+                cut ? ", the innermost beyond the first 1,024 not shown" : "");
+    /* Named from live memory after the target runs again: a name can have
+     * changed meanwhile only if that object was freed, which a running
+     * frame's Func is not. */
+    pid_t mem_pid = pid;
+    zs_memory mem = rec_live_memory(&mem_pid);
+    for (size_t k = n; k-- > 0;) {
+        zs_frame_info fi;
+        if (zs_resolve_frame(&mem, &t.layout, &frames[k], &fi)) {
+            zs_fail(err, ZS_E_NOMEM, "dump");
+            goto out;
+        }
+        fprintf(out, "  #%-3zu %s", n - 1 - k, fi.name);
+        if (fi.file && fi.file[0])
+            fprintf(out, "  at %s:%d", fi.file, fi.line);
+        else if (!fi.unresolved)
+            fprintf(out, "  (built-in function)");
+        fputc('\n', out);
+        zs_frame_info_free(&fi);
+    }
+    rc = 0;
+out:
+    free(frames);
+    rec_sampler_free(s);
+    return rc;
+}
