@@ -46,6 +46,17 @@ int rec_cpu_current(rec_cpu *c)
     return end == p + 1 || cpu < 0 || cpu >= CPU_SETSIZE ? -1 : (int)cpu;
 }
 
+int rec_cpu_pinned(pid_t pid)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(pid, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1)
+        return -1;
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &set))
+            return i;
+    return -1;
+}
+
 void rec_cpu_move_self(int cpu, const cpu_set_t *home)
 {
     if (cpu < 0 || !CPU_ISSET(cpu, home) || cpu == sched_getcpu())

@@ -17,8 +17,13 @@ typedef struct rec_cpu {
 int rec_cpu_open(rec_cpu *c, pid_t pid);
 void rec_cpu_close(rec_cpu *c);
 
-/* The CPU the target last ran on, or -1 when unknown. */
+/* The CPU the target last ran on, or -1 when unknown (one read of
+ * /proc/PID/stat: about as costly as a sample's reads, so only when needed). */
 int rec_cpu_current(rec_cpu *c);
+
+/* The one CPU the target is pinned to (its affinity mask), or -1 when it
+ * may run on several. Production workers are usually pinned. */
+int rec_cpu_pinned(pid_t pid);
 
 /* Moves the calling thread to cpu when home (the CPUs it was started on:
  * a recorder pinned by its user stays where it was put) allows it; no-op
