@@ -39,7 +39,12 @@ struct rec_sampler {
     uint64_t spec_cs_begin, spec_fs_begin;
     size_t spec_cs_n, spec_fs_n;
     uint64_t calls;            /* process_vm_readv calls, for the benchmark */
+    /* The model's last call, chosen once: what each frame is executing. */
+    rec_read_result (*read_frames)(rec_sampler *s, int64_t nfs);
 };
+
+static rec_read_result read_frame_stack(rec_sampler *s, int64_t nfs);
+static rec_read_result read_callinfo_frames(rec_sampler *s, int64_t nfs);
 
 rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonblocking)
 {
@@ -54,6 +59,7 @@ rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonbloc
     s->network_time_addr = t->network_time;
     s->max_frames = max_frames;
     s->nonblocking = nonblocking;
+    s->read_frames = l->model == ZS_MODEL_FRAME_STACK ? read_frame_stack : read_callinfo_frames;
     int hi = l->frame_function > l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
     s->frame_lo = l->frame_function < l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
     s->frame_span = (size_t)(hi - s->frame_lo) + 8;
@@ -179,7 +185,10 @@ void rec_sampler_warm(rec_sampler *s)
     process_vm_readv(s->pid, local, k, remote, k, 0);
 }
 
-rec_read_result rec_sampler_read(rec_sampler *s)
+/* Calls 1 and 2, the same for every model: the vector headers (and
+ * network_time), the CallInfo array and, frame-stack model, the top of
+ * g_frame_stack. *nfs is that vector's length. */
+static rec_read_result read_arrays(rec_sampler *s, int64_t *nfs_out)
 {
     const zs_layout *l = s->layout;
     const size_t ci_size = (size_t)l->callinfo_size;
@@ -199,6 +208,7 @@ rec_read_result rec_sampler_read(rec_sampler *s)
     s->n = s->cut ? s->max_frames : (size_t)n;
     if ((size_t)nfs > s->max_frames)
         nfs = (int64_t)s->max_frames;
+    *nfs_out = nfs;
     int ci_ok = spec_ci && got >= (ssize_t)total(local, spec_ci + 1) &&
                 s->cs.begin == s->spec_cs_begin && s->n <= s->spec_cs_n;
     int fs_ok = !old_model || (spec_fs && got >= (ssize_t)total(local, spec_fs + 1) &&
@@ -207,68 +217,97 @@ rec_read_result rec_sampler_read(rec_sampler *s)
     s->spec_cs_n = speculate(&s->cs, ci_size, s->max_frames);
     s->spec_fs_begin = s->fs.begin;
     s->spec_fs_n = old_model ? speculate(&s->fs, 8, s->max_frames) : 0;
-    if (s->n == 0)
+    if (s->n == 0 || (ci_ok && (fs_ok || nfs == 0)))
         return REC_READ_OK;
 
     /* Call 2, only when the vectors moved or grew: the arrays exactly. */
-    if (!ci_ok || (!fs_ok && nfs > 0)) {
-        k = 0;
-        local[k] = IOV(s->callinfo, s->n * ci_size);
-        remote[k++] = RIOV(s->cs.begin, s->n * ci_size);
-        if (old_model && nfs > 0) {
-            local[k] = IOV(&s->frame_ptrs[nfs - 1], 8);
-            remote[k++] = RIOV(s->fs.end - 8, 8);
-        }
-        if (readv_counted(s, local, remote, k) != (ssize_t)total(local, k))
-            return bad;
+    k = 0;
+    local[k] = IOV(s->callinfo, s->n * ci_size);
+    remote[k++] = RIOV(s->cs.begin, s->n * ci_size);
+    if (old_model && nfs > 0) {
+        local[k] = IOV(&s->frame_ptrs[nfs - 1], 8);
+        remote[k++] = RIOV(s->fs.end - 8, 8);
     }
+    return readv_counted(s, local, remote, k) == (ssize_t)total(local, k) ? REC_READ_OK : bad;
+}
 
-    /* Last call: what the frames are executing; nonblocking re-reads the
-     * headers in the same call to detect a stack that moved meanwhile. */
-    if (old_model) {
-        uint64_t top = nfs > 0 ? s->frame_ptrs[nfs - 1] : 0;
-        k = 0;
-        s->next_stmt = 0;
-        if (top) {
-            local[k] = IOV(&s->next_stmt, 8);
-            remote[k++] = RIOV(top + (uint64_t)l->frame_next_stmt, 8);
-        }
-        if (s->nonblocking) {
-            local[k] = IOV(&s->cs_again, sizeof s->cs_again);
-            remote[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
-            local[k] = IOV(&s->fs_again, sizeof s->fs_again);
-            remote[k++] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, sizeof s->fs_again);
-        }
-        if (k && readv_counted(s, local, remote, k) != (ssize_t)total(local, k))
-            return bad;
-        if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end ||
-                               s->fs.begin != s->fs_again.begin || s->fs.end != s->fs_again.end))
-            return REC_READ_TORN;
-    } else {
-        struct iovec lv[ZS_MAX_FRAMES + 1], rv[ZS_MAX_FRAMES + 1];
-        k = 0;
-        for (size_t i = 0; i < s->n; i++) {
-            uint64_t frame = field(s->callinfo + i * ci_size, l->callinfo_frame);
-            if (!frame || frame % 8)
-                return bad;
-            lv[k] = IOV((uint8_t *)s->frame_fields + i * s->frame_span, s->frame_span);
-            rv[k++] = RIOV(frame + (uint64_t)s->frame_lo, s->frame_span);
-        }
-        if (s->nonblocking) {
-            lv[k] = IOV(&s->cs_again, sizeof s->cs_again);
-            rv[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
-        }
-        if (readv_chunked(s, lv, rv, k) != (ssize_t)total(lv, k))
-            return bad;
-        if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end))
-            return REC_READ_TORN;
+/* Frame-stack model (up to 8.0), last call: the innermost Frame's
+ * next_stmt; nonblocking re-reads both headers in the same call to detect a
+ * stack that moved meanwhile. */
+static rec_read_result read_frame_stack(rec_sampler *s, int64_t nfs)
+{
+    const zs_layout *l = s->layout;
+    struct iovec local[3], remote[3];
+    uint64_t top = nfs > 0 ? s->frame_ptrs[nfs - 1] : 0;
+    size_t k = 0;
+    s->next_stmt = 0;
+    if (top) {
+        local[k] = IOV(&s->next_stmt, 8);
+        remote[k++] = RIOV(top + (uint64_t)l->frame_next_stmt, 8);
     }
+    if (s->nonblocking) {
+        local[k] = IOV(&s->cs_again, sizeof s->cs_again);
+        remote[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
+        local[k] = IOV(&s->fs_again, sizeof s->fs_again);
+        remote[k++] = RIOV(s->frame_stack + (uint64_t)l->vector_begin, sizeof s->fs_again);
+    }
+    if (k && readv_counted(s, local, remote, k) != (ssize_t)total(local, k))
+        return s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
+    if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end ||
+                           s->fs.begin != s->fs_again.begin || s->fs.end != s->fs_again.end))
+        return REC_READ_TORN;
+    return REC_READ_OK;
+}
+
+/* CallInfo-frame model (8.1 on), last call: function and next_stmt of every
+ * Frame, which lives on zeek's C++ stack and must be copied now. */
+static rec_read_result read_callinfo_frames(rec_sampler *s, int64_t nfs)
+{
+    (void)nfs;
+    const zs_layout *l = s->layout;
+    const size_t ci_size = (size_t)l->callinfo_size;
+    const rec_read_result bad = s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
+    struct iovec lv[ZS_MAX_FRAMES + 1], rv[ZS_MAX_FRAMES + 1];
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t frame = field(s->callinfo + i * ci_size, l->callinfo_frame);
+        if (!frame || frame % 8)
+            return bad;
+        lv[k] = IOV((uint8_t *)s->frame_fields + i * s->frame_span, s->frame_span);
+        rv[k++] = RIOV(frame + (uint64_t)s->frame_lo, s->frame_span);
+    }
+    if (s->nonblocking) {
+        lv[k] = IOV(&s->cs_again, sizeof s->cs_again);
+        rv[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
+    }
+    if (readv_chunked(s, lv, rv, k) != (ssize_t)total(lv, k))
+        return bad;
+    if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end))
+        return REC_READ_TORN;
+    return REC_READ_OK;
+}
+
+/* The Func of frame i as read, whichever the model. */
+static uint64_t frame_func(const rec_sampler *s, size_t i)
+{
+    const zs_layout *l = s->layout;
+    if (l->model == ZS_MODEL_FRAME_STACK)
+        return field(s->callinfo + i * (size_t)l->callinfo_size, l->callinfo_func);
+    return field((const uint8_t *)s->frame_fields + i * s->frame_span,
+                 l->frame_function - s->frame_lo);
+}
+
+rec_read_result rec_sampler_read(rec_sampler *s)
+{
+    int64_t nfs = 0;
+    rec_read_result r = read_arrays(s, &nfs);
+    if (r != REC_READ_OK || s->n == 0)
+        return r;
+    if ((r = s->read_frames(s, nfs)) != REC_READ_OK)
+        return r;
     /* Nonblocking: a Func pointer caught mid-update is not a frame. */
     for (size_t i = 0; s->nonblocking && i < s->n; i++) {
-        uint64_t func = old_model
-            ? field(s->callinfo + i * ci_size, l->callinfo_func)
-            : field((const uint8_t *)s->frame_fields + i * s->frame_span,
-                    l->frame_function - s->frame_lo);
+        uint64_t func = frame_func(s, i);
         if (!func || func % 8)
             return REC_READ_TORN;
     }
