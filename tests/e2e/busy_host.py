@@ -5,10 +5,12 @@ sensor, where every core is busy and targets wait for a core to stop.
     busy_host.py BUILD_DIR rtguard     # the recorder never ends itself (SIGXCPU)
     busy_host.py BUILD_DIR accuracy    # shares stay right under load
 
-rtguard: `--all` over 4 busy test doubles at 1000 Hz on an idle host, and
-over 8 at 200 Hz with one CPU burner per core, 4 s each: the recorder exits 0
-(never killed by SIGXCPU, its real-time guard), writes its trailer, and
-every process has samples.
+rtguard: SIGXCPU (what the kernel sends when the recorder's real-time budget
+runs out) mid-run demotes the recorder to normal scheduling and it finishes;
+then `--all` over 4 busy test doubles at 200 and 1000 Hz on an idle host, and
+over 8 at 200 and 1000 Hz with one CPU burner per core, 3 s each: the
+recorder exits 0 (never killed by SIGXCPU), writes its trailer, and every
+process has samples.
 
 accuracy: one test double of each generation plus one CPU burner per core,
 blocking and nonblocking: every function's share within 3 points of the
@@ -19,6 +21,7 @@ tests/bench/busy_bench.py.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -27,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import record_e2e as e2e  # noqa: E402
 
 TOLERANCE_POINTS = 3.0
+SECONDS = 3  # rtguard: each case
 RATE = 400  # accuracy: 2,400 samples, so sampling noise stays near 1 point
 BURNER = "while True: pass"
 
@@ -122,15 +126,45 @@ def recorder_report(stderr):
     return f
 
 
+def sched_policy(pid):
+    r = e2e.run(["chrt", "-p", str(pid)])
+    m = re.search(r"scheduling policy: (\S+)", r.stdout)
+    return m.group(1) if m else "?"
+
+
+def test_sigxcpu(env):
+    """The kernel sends SIGXCPU when the real-time budget runs out; that
+    must demote the recorder, never end it."""
+    out = env.path("xcpu.zspy")
+    procs = start_doubles(env, ["8.0"], 6)
+    rec = subprocess.Popen([env.record, "-r", "1000", "-d", "3", "-o", out, "-p", str(procs[0].pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    before = sched_policy(rec.pid)
+    os.kill(rec.pid, signal.SIGXCPU)
+    time.sleep(0.3)
+    after = sched_policy(rec.pid)
+    _, err = rec.communicate(timeout=30)
+    finish(procs)
+    if rec.returncode != 0:
+        e2e.fail("SIGXCPU ended the recorder: exit %d: %s" % (rec.returncode, err))
+    if "real-time CPU budget ran out" not in err:
+        e2e.fail("SIGXCPU: no note about dropping real-time priority: %s" % err)
+    if "no trailer" in e2e.run([env.convert, "--info", out]).stdout:
+        e2e.fail("SIGXCPU: recording without trailer")
+    print("  SIGXCPU mid-run: policy %s -> %s, exit 0, trailer written" % (before, after))
+
+
 def test_rtguard(env):
-    cases = [(4, 1000, False), (8, 200, True)]
+    test_sigxcpu(env)
+    cases = [(4, 200, False), (4, 1000, False), (8, 200, True), (8, 1000, True)]
     for n, rate, burn in cases:
         label = "--all over %d busy doubles at %d Hz%s" % (n, rate, ", one burner per core" if burn else "")
         out = env.path("rt-%d-%d.zspy" % (n, rate))
         gens = ["3.0", "8.0", "8.2"] * 3
         with Burners(os.cpu_count() if burn else 0):
             procs = start_doubles(env, gens[:n], 8)
-            r = e2e.run([env.record, "--all", "-r", str(rate), "-d", "4", "-o", out])
+            r = e2e.run([env.record, "--all", "-r", str(rate), "-d", str(SECONDS), "-o", out])
         for p in procs:
             p.kill()
         finish(procs)
@@ -145,7 +179,7 @@ def test_rtguard(env):
             e2e.fail("%s: processes without samples: %s (per pid %s)" % (label, missing, per))
         f = recorder_report(r.stderr)
         print("  %s: exit 0, trailer, samples per process %d..%d of %d ticks; stop p50 %s us, held p99 %s us"
-              % (label, min(per.values()), max(per.values()), 4 * rate, f.get("stop_p50"), f.get("held_p99")))
+              % (label, min(per.values()), max(per.values()), SECONDS * rate, f.get("stop_p50"), f.get("held_p99")))
 
 
 def test_accuracy(env):
