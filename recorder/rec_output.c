@@ -36,6 +36,7 @@ struct rec_output {
     unsigned oldest;       /* oldest part still on disk */
     uint64_t part_started_ns;
     uint64_t part_samples;
+    uint64_t part_skipped;  /* its SKIPPED events' sum, for its trailer */
     uint64_t closed_bytes; /* finished parts still on disk */
     zs_writer *writer;
     rec_stacks *stacks;
@@ -126,6 +127,7 @@ static int open_part(rec_output *o, zs_error *err)
         return zs_fail(err, ZS_E_NOMEM, "stack table");
     o->part_started_ns = rec_now_ns();
     o->part_samples = 0;
+    o->part_skipped = 0;
     if (write_header(o, err))
         return -1;
     for (size_t i = 0; i < o->nprocs; i++) {
@@ -241,6 +243,8 @@ int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *f
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
                      const char *message, zs_error *err)
 {
+    if (kind == ZS_EV_SKIPPED)
+        o->part_skipped += value;
     return zs_writer_event(o->writer, t_us, (uint32_t)pid, kind, value, message, err);
 }
 
@@ -273,7 +277,7 @@ static int rotate(rec_output *o, uint64_t end_t_us, zs_error *err)
 {
     zs_writer *w = o->writer;
     o->writer = NULL;
-    int rc = zs_writer_close(w, o->part_samples, 0, end_t_us, err);
+    int rc = zs_writer_close(w, o->part_samples, o->part_skipped, end_t_us, err);
     drop_part_state(o);
     if (rc)
         return -1;
@@ -299,9 +303,9 @@ int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, zs_error *er
     return 0;
 }
 
-int rec_output_close(rec_output *o, uint64_t skipped, uint64_t end_t_us, zs_error *err)
+int rec_output_close(rec_output *o, uint64_t end_t_us, zs_error *err)
 {
-    int rc = zs_writer_close(o->writer, o->part_samples, skipped, end_t_us, err);
+    int rc = zs_writer_close(o->writer, o->part_samples, o->part_skipped, end_t_us, err);
     o->writer = NULL;
     drop_part_state(o);
     free(o->procs);

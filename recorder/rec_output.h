@@ -41,7 +41,8 @@ int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_t
 /* Once a second: cut a zstd frame; rotate when due and allowed (not on the
  * last tick, which would leave an empty part). */
 int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, zs_error *err);
-int rec_output_close(rec_output *o, uint64_t skipped, uint64_t end_t_us, zs_error *err);
+/* Each part's trailer counts its own samples and skipped ticks. */
+int rec_output_close(rec_output *o, uint64_t end_t_us, zs_error *err);
 /* After a failed write: closes without a trailer; the file stays valid. */
 void rec_output_abandon(rec_output *o);
 

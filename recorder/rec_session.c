@@ -774,7 +774,7 @@ out:
     release_targets(&s, go);
     if (s.out && rc == 0) {
         report_end(&s);
-        rc = rec_output_close(s.out, s.stats.skipped, since_start_us(&s, rec_now_ns()), err);
+        rc = rec_output_close(s.out, since_start_us(&s, rec_now_ns()), err);
     } else if (s.out) {
         if (rec_output_bytes(s.out))
             fprintf(stderr, "%s: what was recorded before the error stays valid in %s\n", PROG,
