@@ -200,44 +200,50 @@ static void warn_about(const options *o, const char *path, const conv_read_repor
 }
 
 /* One recording's profile: from the cache when it has it, else read,
- * resolved and stored. */
+ * resolved and stored. The recording is opened once: its header gives the
+ * cache key, and a miss reads on from there. */
 static int profile_of(const options *o, conv_cache *cache, const char *path, conv_profile **out,
                       zs_error *err)
 {
-    char key[256];
     struct stat st;
-    /* A pipe cannot be read twice, and has no size to key the cache with.
-     * The cache keeps aggregates only: a time-ordered output reads the
-     * recording again. */
+    /* A pipe has no size to key the cache with. The cache keeps aggregates
+     * only: a time-ordered output reads the recording. */
     int want_timeline = o->format == FORMAT_SPEEDSCOPE;
     int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
-    if (use_cache) {
-        if (conv_recording_key(path, key, sizeof key, err))
-            return -1;
+    conv_reading *rd = conv_read_open(path, use_cache, err);
+    if (!rd)
+        return -1;
+    const char *key = use_cache ? conv_read_key(rd) : NULL;
+    int rc = -1;
+    if (key) {
         int hit = conv_cache_load(cache, key, out, err);
         if (hit > 0) {
             if (o->verbose)
                 fprintf(stderr, "%s: %s: served from the cache %s\n", PROG, path, conv_cache_path(cache));
-            return 0;
+            rc = 0;
+            goto out;
         }
         if (hit < 0) {
             if (!o->quiet)
                 fprintf(stderr, "%s: warning: cache: %s\n", PROG, err->detail);
             err->code = ZS_OK;
-            use_cache = 0;
+            key = NULL;
         }
     }
     conv_read_report rep = {.show_progress = !o->quiet, .want_timeline = want_timeline};
-    if (conv_read_recording(path, &o->filter, out, &rep, err))
-        return -1;
+    if (conv_read_profile(rd, &o->filter, out, &rep, err))
+        goto out;
     warn_about(o, path, &rep, *out);
-    if (use_cache && conv_cache_store(cache, key, *out, err)) {
+    if (key && conv_cache_store(cache, key, *out, err)) {
         if (!o->quiet)
             fprintf(stderr, "%s: warning: cache: %s\n", PROG, err->detail);
         err->code = ZS_OK;
     }
-    return 0;
+    rc = 0;
+out:
+    conv_read_close(rd);
+    return rc;
 }
 
 static int write_output(const options *o, const conv_profile *p, zs_error *err)
@@ -279,10 +285,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
     }
-    if (!(all = conv_profile_new())) {
-        zs_fail(&err, ZS_E_NOMEM, "profile");
-        goto out;
-    }
     for (int i = 0; i < o.nrecordings; i++) {
         conv_profile *one = NULL;
         if (profile_of(&o, cache, o.recordings[i], &one, &err)) {
@@ -292,6 +294,10 @@ int main(int argc, char **argv)
             zs_error_print(PROG, &err);
             err.code = ZS_OK;
             failures++;
+            continue;
+        }
+        if (!all) { /* the first profile is taken as it is, not copied */
+            all = one;
             continue;
         }
         int rc = conv_profile_merge(all, one);
