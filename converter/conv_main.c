@@ -19,6 +19,7 @@
 #include "conv_summary.h"
 #include "conv_svg.h"
 #include "zs_format.h"
+#include "zs_parse.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-convert";
@@ -71,28 +72,20 @@ static void usage(FILE *out)
             PROG);
 }
 
-static int parse_count(const char *opt, const char *s, uint64_t max, uint64_t *out, zs_error *err)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v > max)
-        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number in 0..%" PRIu64, opt, s, max);
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
+    /* Long options without a short form: values past any character. */
+    enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
+           OPT_REVERSE };
     static const struct option longopts[] = {
-        {"output", required_argument, 0, 'o'}, {"format", required_argument, 0, 'f'},
-        {"top", required_argument, 0, 1},      {"pid", required_argument, 0, 2},
-        {"from", required_argument, 0, 3},     {"to", required_argument, 0, 4},
-        {"cache", required_argument, 0, 5},    {"no-cache", no_argument, 0, 6},
-        {"quiet", no_argument, 0, 'q'},        {"verbose", no_argument, 0, 'v'},
-        {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
-        {"node", required_argument, 0, 7},     {"info", no_argument, 0, 8},
-        {"reverse", no_argument, 0, 9},
+        {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
+        {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
+        {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
+        {"cache", required_argument, 0, OPT_CACHE}, {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"quiet", no_argument, 0, 'q'},          {"verbose", no_argument, 0, 'v'},
+        {"version", no_argument, 0, 'V'},        {"help", no_argument, 0, 'h'},
+        {"node", required_argument, 0, OPT_NODE}, {"info", no_argument, 0, OPT_INFO},
+        {"reverse", no_argument, 0, OPT_REVERSE},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -110,23 +103,23 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             else return zs_fail(err, ZS_E_USAGE,
                                 "--format: '%s' is not pprof, folded, summary, svg or speedscope", optarg);
             break;
-        case 1:
-            if (parse_count("--top", optarg, 1000000, &n, err)) return -1;
+        case OPT_TOP:
+            if (zs_parse_count("--top", optarg, 1000000, &n, err)) return -1;
             o->top = (size_t)n;
             break;
-        case 2:
-            if (parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
+        case OPT_PID:
+            if (zs_parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
             if (conv_filter_add_pid(&o->filter, (uint32_t)n)) return zs_fail(err, ZS_E_NOMEM, "--pid");
             break;
-        case 3: if (conv_bound_parse("--from", optarg, &o->filter.from, err)) return -1; break;
-        case 4: if (conv_bound_parse("--to", optarg, &o->filter.to, err)) return -1; break;
-        case 7:
+        case OPT_FROM: if (conv_bound_parse("--from", optarg, &o->filter.from, err)) return -1; break;
+        case OPT_TO: if (conv_bound_parse("--to", optarg, &o->filter.to, err)) return -1; break;
+        case OPT_NODE:
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
-        case 8: o->info = 1; break;
-        case 9: o->reverse = 1; break;
-        case 5: o->cache_path = optarg; break;
-        case 6: o->no_cache = 1; break;
+        case OPT_INFO: o->info = 1; break;
+        case OPT_REVERSE: o->reverse = 1; break;
+        case OPT_CACHE: o->cache_path = optarg; break;
+        case OPT_NO_CACHE: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s (recording format %d)\n", PROG, ZS_RECORDER_VERSION, ZS_FORMAT_VERSION); exit(0);
