@@ -57,6 +57,7 @@ struct conv_reading {
     zs_reader *reader;
     char key[256]; /* the cache key; "" when not asked for or too long */
     int at_end;
+    int window, net_window; /* the filter has a time window; one in network time */
     const conv_filter *filter;
     raw_stack *stacks;
     size_t nstacks;   /* allocated entries */
@@ -205,19 +206,11 @@ static double network_time_at(const process *p, uint64_t t_us)
     return a->network_time + f * (b->network_time - a->network_time);
 }
 
-/* Counts a sample of a kept process that the time window (if any) keeps. */
-static int take_sample(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+/* Counts a kept sample: the per-sample path of a conversion, kept small
+ * enough to be inlined into count_sample. */
+static inline int count_kept(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
 {
-    raw_stack *s = &rd->stacks[id];
-    if (rd->filter && (rd->filter->from.set || rd->filter->to.set)) {
-        double offset = (double)t_us / 1e6;
-        double wall = (double)rd->profile->meta.start_wall_ns / 1e9 + offset;
-        double net = conv_filter_needs_nettime(rd->filter)
-                         ? network_time_at(find_process(rd, s->pid, 0), t_us) : -1;
-        if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
-            return 0;
-    }
-    s->count++;
+    rd->stacks[id].count++;
     if (rd->timeline && conv_timeline_add(rd->timeline, (int64_t)t_us, (uint32_t)id))
         return zs_fail(err, ZS_E_NOMEM, "%s: sample times", rd->path);
     if (!rd->any_sample)
@@ -226,6 +219,17 @@ static int take_sample(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
     rd->any_sample = 1;
     rd->profile->meta.samples++;
     return 0;
+}
+
+/* Counts a sample of a kept process if the time window keeps it. */
+static int take_sample(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+{
+    double offset = (double)t_us / 1e6;
+    double wall = (double)rd->profile->meta.start_wall_ns / 1e9 + offset;
+    double net = rd->net_window ? network_time_at(find_process(rd, rd->stacks[id].pid, 0), t_us) : -1;
+    if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
+        return 0;
+    return count_kept(rd, t_us, id, err);
 }
 
 /* Takes the waiting samples whose network time is known for good: their
@@ -279,9 +283,11 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
                        rd->path, rec->offset, id);
     if (!rd->stacks[id].keep)
         return 0;
-    if (conv_filter_needs_nettime(rd->filter))
+    if (rd->net_window)
         return wait_for_clock(rd, rec->sample.t_us, id, err);
-    return take_sample(rd, rec->sample.t_us, id, err);
+    if (rd->window)
+        return take_sample(rd, rec->sample.t_us, id, err);
+    return count_kept(rd, rec->sample.t_us, id, err);
 }
 
 static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
@@ -457,6 +463,9 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
     report->want_timeline = want_timeline;
     time_t started = time(NULL), shown = started;
     rd->filter = filter;
+    /* Asked once here, not for each of millions of samples. */
+    rd->window = filter && (filter->from.set || filter->to.set);
+    rd->net_window = conv_filter_needs_nettime(filter);
     if (report->want_timeline && !(rd->timeline = calloc(1, sizeof *rd->timeline)))
         return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
     zs_record rec;
