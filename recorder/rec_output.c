@@ -14,6 +14,7 @@
 #include "rec_capture.h"
 #include "rec_clock.h"
 #include "rec_stacks.h"
+#include "zs_hex.h"
 #include "zs_version.h"
 #include "zs_writer.h"
 
@@ -68,8 +69,7 @@ static int write_header(rec_output *o, zs_error *err)
     uint8_t rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
         return zs_fail(err, ZS_E_OUTPUT, "getrandom: %s", strerror(errno));
-    for (int i = 0; i < 16; i++)
-        snprintf(id + 2 * i, 3, "%02x", rnd[i]);
+    zs_hex(id, sizeof id, rnd, sizeof rnd);
     zs_kv kv[] = {
         {"recorder_version", ZS_RECORDER_VERSION}, {"host", host},
         {"start_wall_ns", wall},                   {"start_mono_ns", mono},
@@ -166,8 +166,7 @@ rec_output *rec_output_open(const rec_output_config *c, uint64_t start_ns, pid_t
     uint8_t rnd[16] = {0};
     if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
         memcpy(rnd, &ts, sizeof ts);
-    for (int i = 0; i < 16; i++)
-        snprintf(o->session_id + 2 * i, 3, "%02x", rnd[i]);
+    zs_hex(o->session_id, sizeof o->session_id, rnd, sizeof rnd);
     if (c->path) {
         snprintf(o->base, sizeof o->base, "%s", c->path);
         size_t n = strlen(o->base);
