@@ -33,6 +33,7 @@ struct rec_native {
     char **names;
     size_t nnames;
     uint64_t last_refresh_ns;
+    unsigned refreshes;
     uint64_t failures, truncated;
 };
 
@@ -87,21 +88,40 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The modules from /proc/PID/maps, again when a PC falls outside them: a
- * launched zeek maps its libraries after its exec, and plugins are
- * dlopen'ed later still. */
-static int report_modules(rec_native *n)
+/* A Dwfl over the modules of /proc/PID/maps, made again when a PC falls
+ * outside them: a launched zeek maps its libraries after its exec, and
+ * plugins are dlopen'ed later still. (Reporting the modules again into the
+ * same Dwfl left libraries mapped since unknown to its unwinder: made anew,
+ * at most ten times a second.) */
+static int open_dwfl(rec_native *n)
 {
+    if (n->dwfl)
+        dwfl_end(n->dwfl);
+    n->dwfl = dwfl_begin(&proc_callbacks);
+    n->last_refresh_ns = now_ns();
+    if (!n->dwfl)
+        return -1;
     dwfl_report_begin(n->dwfl);
     int rc = dwfl_linux_proc_report(n->dwfl, n->pid);
     dwfl_report_end(n->dwfl, NULL, NULL);
-    n->last_refresh_ns = now_ns();
-    return rc == 0 ? 0 : -1;
+    if (rc != 0 || !dwfl_attach_state(n->dwfl, NULL, n->pid, &thread_callbacks, n)) {
+        dwfl_end(n->dwfl);
+        n->dwfl = NULL;
+        return -1;
+    }
+    return 0;
 }
 
-/* Whether the module list may be read again: not more than ten times a
- * second, however many PCs fall outside it. */
-static int may_refresh(const rec_native *n) { return now_ns() - n->last_refresh_ns > 100000000ULL; }
+/* A launched zeek maps its libraries in its first milliseconds: the first
+ * refreshes come at once, later ones at most ten a second. */
+static int may_refresh(rec_native *n)
+{
+    if (n->refreshes < 50 || now_ns() - n->last_refresh_ns > 100000000ULL) {
+        n->refreshes++;
+        return 1;
+    }
+    return 0;
+}
 
 rec_native *rec_native_new(pid_t pid, zs_error *err)
 {
@@ -111,9 +131,7 @@ rec_native *rec_native_new(pid_t pid, zs_error *err)
         return NULL;
     }
     n->pid = pid;
-    n->dwfl = dwfl_begin(&proc_callbacks);
-    if (!n->dwfl || report_modules(n) ||
-        !dwfl_attach_state(n->dwfl, NULL, pid, &thread_callbacks, n)) {
+    if (open_dwfl(n)) {
         zs_fail(err, ZS_E_TARGET, "pid %d: native unwinding cannot start: %s", (int)pid,
                 dwfl_errmsg(-1));
         rec_native_free(n);
@@ -180,12 +198,12 @@ static int outside_modules(rec_native *n)
 size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncated)
 {
     *truncated = 0;
-    if (!n->stack_len || !max) {
+    if (!n->stack_len || !max || !n->dwfl) {
         n->failures++;
         return 0;
     }
     int rc = unwind_once(n, pcs, max);
-    if (outside_modules(n) && may_refresh(n) && report_modules(n) == 0)
+    if (outside_modules(n) && may_refresh(n) && open_dwfl(n) == 0)
         rc = unwind_once(n, pcs, max); /* the unwind needs every module's CFI */
     /* The unwind ends in an error at the outermost frame on many systems;
      * it was cut short when it stopped with frames still in the copy's
@@ -230,8 +248,8 @@ static int grow(rec_native *n)
 /* The name of pc: its symbol, or its module and offset. */
 static char *name_of(rec_native *n, uint64_t pc)
 {
-    Dwfl_Module *mod = dwfl_addrmodule(n->dwfl, pc);
-    if (!mod && may_refresh(n) && report_modules(n) == 0)
+    Dwfl_Module *mod = n->dwfl ? dwfl_addrmodule(n->dwfl, pc) : NULL;
+    if (!mod && may_refresh(n) && open_dwfl(n) == 0)
         mod = dwfl_addrmodule(n->dwfl, pc); /* mapped since: a plugin */
     char buf[512];
     if (!mod) {
