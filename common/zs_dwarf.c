@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "zs_elf.h"
+#include "zs_hex.h"
 
 /* Where separate debug files live (build-id tree and debuglink mirror);
  * a build may point it elsewhere. */
@@ -756,9 +757,7 @@ static void build_id_hex(Elf *elf, char *hex, size_t size)
 {
     const void *id;
     ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-    hex[0] = '\0';
-    for (ssize_t i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
-        snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+    zs_hex(hex, size, id, n > 0 ? (size_t)n : 0);
 }
 
 /* Opens absolute PATH, inside the directory tree ROOT_FD when it is not -1

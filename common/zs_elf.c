@@ -1,4 +1,5 @@
 #include "zs_elf.h"
+#include "zs_hex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,8 +81,7 @@ static void read_build_id(Elf_Scn *scn, const GElf_Shdr *sh, zs_elf_info *info)
             nh.n_descsz > data->d_size - desc_off)
             continue;
         const unsigned char *d = (const unsigned char *)data->d_buf + desc_off;
-        for (size_t i = 0; i < nh.n_descsz && 2 * i + 2 < sizeof info->build_id; i++)
-            snprintf(info->build_id + 2 * i, 3, "%02x", d[i]);
+        zs_hex(info->build_id, sizeof info->build_id, d, nh.n_descsz);
         return;
     }
 }

@@ -465,22 +465,139 @@ static int64_t column_i64(sqlite3_stmt *s, int i)
     return (int64_t)sqlite3_column_int64(s, i);
 }
 
+/* The columns of each SELECT, in statement_sql's order. */
+enum { FIND_ID, FIND_CONVERTER, FIND_ZEEK_VERSION, FIND_HOST, FIND_RECORDER_VERSION,
+       FIND_START_WALL_NS, FIND_DURATION_NS, FIND_PERIOD_NS, FIND_SAMPLES, FIND_SKIPPED,
+       FIND_UNRESOLVED, FIND_TORN };
+enum { FUNCTION_IDX, FUNCTION_NAME, FUNCTION_FILE, FUNCTION_START_LINE };
+enum { LOCATION_IDX, LOCATION_FUNCTION, LOCATION_LINE };
+enum { PROCESS_IDX, PROCESS_HOST, PROCESS_NODE, PROCESS_PID };
+enum { STACK_IDX, STACK_PID, STACK_COUNT, STACK_LOCS, STACK_PROCESS };
+
+/* What loading one table found. */
+enum { LOAD_OK = 0, LOAD_NOMEM = -1, LOAD_SQLITE = -2, LOAD_BAD = -3 };
+
 /* The meta columns of an ST_FIND row; 0, or -1 when out of memory. */
 static int load_meta(sqlite3_stmt *s, conv_meta *m)
 {
-    if (conv_set_string(&m->zeek_version, (const char *)sqlite3_column_text(s, 2)) ||
-        conv_set_string(&m->host, (const char *)sqlite3_column_text(s, 3)) ||
-        conv_set_string(&m->recorder_version, (const char *)sqlite3_column_text(s, 4)))
+    if (conv_set_string(&m->zeek_version, (const char *)sqlite3_column_text(s, FIND_ZEEK_VERSION)) ||
+        conv_set_string(&m->host, (const char *)sqlite3_column_text(s, FIND_HOST)) ||
+        conv_set_string(&m->recorder_version, (const char *)sqlite3_column_text(s, FIND_RECORDER_VERSION)))
         return -1;
-    m->start_wall_ns = column_i64(s, 5);
-    m->duration_ns = column_i64(s, 6);
-    m->period_ns = column_i64(s, 7);
-    m->samples = (uint64_t)column_i64(s, 8);
-    m->skipped = (uint64_t)column_i64(s, 9);
-    m->unresolved = (uint64_t)column_i64(s, 10);
-    m->torn = (uint64_t)column_i64(s, 11);
+    m->start_wall_ns = column_i64(s, FIND_START_WALL_NS);
+    m->duration_ns = column_i64(s, FIND_DURATION_NS);
+    m->period_ns = column_i64(s, FIND_PERIOD_NS);
+    m->samples = (uint64_t)column_i64(s, FIND_SAMPLES);
+    m->skipped = (uint64_t)column_i64(s, FIND_SKIPPED);
+    m->unresolved = (uint64_t)column_i64(s, FIND_UNRESOLVED);
+    m->torn = (uint64_t)column_i64(s, FIND_TORN);
     return 0;
 }
+
+/* One row of a table into p: LOAD_OK, LOAD_NOMEM, or LOAD_BAD with *bad
+ * saying what is wrong. Rows come in index order and each must land on its
+ * own index: stored entries hold no duplicates. */
+typedef int (*row_loader)(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad);
+
+static int load_function(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad)
+{
+    (void)c;
+    const char *name = (const char *)sqlite3_column_text(s, FUNCTION_NAME);
+    const char *file = (const char *)sqlite3_column_text(s, FUNCTION_FILE);
+    if (!name || !file || column_i64(s, FUNCTION_IDX) != (int64_t)p->nfunctions)
+        return *bad = "function", LOAD_BAD;
+    int64_t i = conv_profile_function(p, name, file, sqlite3_column_int(s, FUNCTION_START_LINE));
+    if (i < 0)
+        return LOAD_NOMEM;
+    if ((size_t)i + 1 != p->nfunctions)
+        return *bad = "duplicate function", LOAD_BAD;
+    return LOAD_OK;
+}
+
+static int load_location(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad)
+{
+    (void)c;
+    int64_t function = column_i64(s, LOCATION_FUNCTION);
+    if (column_i64(s, LOCATION_IDX) != (int64_t)p->nlocations || function < 0 ||
+        function >= (int64_t)p->nfunctions)
+        return *bad = "location", LOAD_BAD;
+    int64_t i = conv_profile_location(p, (uint32_t)function, sqlite3_column_int(s, LOCATION_LINE));
+    if (i < 0)
+        return LOAD_NOMEM;
+    if ((size_t)i + 1 != p->nlocations)
+        return *bad = "duplicate location", LOAD_BAD;
+    return LOAD_OK;
+}
+
+static int load_process(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad)
+{
+    (void)c;
+    if (column_i64(s, PROCESS_IDX) != (int64_t)p->nprocesses)
+        return *bad = "process", LOAD_BAD;
+    int64_t i = conv_profile_process(p, (const char *)sqlite3_column_text(s, PROCESS_HOST),
+                                     (uint32_t)column_i64(s, PROCESS_PID),
+                                     (const char *)sqlite3_column_text(s, PROCESS_NODE));
+    if (i < 0)
+        return LOAD_NOMEM;
+    if ((size_t)i + 1 != p->nprocesses)
+        return *bad = "duplicate process", LOAD_BAD;
+    return LOAD_OK;
+}
+
+/* A stack's locations are a blob of little-endian uint32s. */
+static int load_stack(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad)
+{
+    const unsigned char *blob = sqlite3_column_blob(s, STACK_LOCS);
+    size_t bytes = (size_t)sqlite3_column_bytes(s, STACK_LOCS), nlocs = bytes / 4;
+    if (column_i64(s, STACK_IDX) != (int64_t)p->nstacks || bytes % 4)
+        return *bad = "stack", LOAD_BAD;
+    if (reserve(c, nlocs + 1))
+        return LOAD_NOMEM;
+    for (size_t k = 0; k < nlocs; k++) {
+        const unsigned char *b = blob + 4 * k;
+        c->buf[k] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        if (c->buf[k] >= p->nlocations)
+            return *bad = "stack frame", LOAD_BAD;
+    }
+    int64_t process = column_i64(s, STACK_PROCESS);
+    if (process < 0 || process >= (int64_t)p->nprocesses)
+        return *bad = "stack process", LOAD_BAD;
+    if (conv_profile_add_process_stack(p, (uint32_t)process, c->buf, (uint32_t)nlocs,
+                                       (uint64_t)column_i64(s, STACK_COUNT)))
+        return LOAD_NOMEM;
+    if (column_i64(s, STACK_IDX) + 1 != (int64_t)p->nstacks)
+        return *bad = "duplicate stack", LOAD_BAD;
+    return LOAD_OK;
+}
+
+/* Every row of one table of entry id: a LOAD_ code; LOAD_SQLITE leaves the
+ * SQLite error in *rc. */
+static int load_table(conv_cache *c, int which, row_loader row, sqlite3_int64 id, conv_profile *p,
+                      const char **bad, int *rc)
+{
+    sqlite3_stmt *s = c->st[which];
+    int step, result = LOAD_OK;
+    sqlite3_bind_int64(s, 1, id);
+    while (result == LOAD_OK && (step = sqlite3_step(s)) == SQLITE_ROW)
+        result = row(c, s, p, bad);
+    finish(c, which);
+    if (result == LOAD_OK && step != SQLITE_DONE) {
+        *rc = step;
+        result = LOAD_SQLITE;
+    }
+    return result;
+}
+
+/* The tables of an entry, in the order their rows refer to each other. */
+static const struct {
+    int statement;
+    row_loader row;
+} tables[] = {
+    {ST_SELECT_FUNCTIONS, load_function},
+    {ST_SELECT_LOCATIONS, load_location},
+    {ST_SELECT_PROCESSES, load_process},
+    {ST_SELECT_STACKS, load_stack},
+};
 
 /* The rows are re-interned in index order, which rebuilds the profile's
  * intern tables and, since stored entries hold no duplicates, the same
@@ -493,7 +610,7 @@ int conv_cache_load(conv_cache *c, const char *key, conv_profile **out, zs_error
         return zs_fail(err, ZS_E_CACHE, "cache %s: no key", c->path);
     conv_profile *p = NULL;
     const char *bad = NULL; /* why the entry is inconsistent */
-    int rc, result = -1, step;
+    int rc, result = -1;
     if ((rc = run(c, ST_BEGIN_READ)) != SQLITE_OK)
         goto sqlite_error;
 
@@ -506,142 +623,26 @@ int conv_cache_load(conv_cache *c, const char *key, conv_profile **out, zs_error
         result = 0;
         goto out;
     }
-    const unsigned char *conv = sqlite3_column_text(s, 1);
+    const unsigned char *conv = sqlite3_column_text(s, FIND_CONVERTER);
     if (!conv || strcmp((const char *)conv, ZS_RECORDER_VERSION) != 0) {
         finish(c, ST_FIND); /* resolved by another converter version: redo it */
         result = 0;
         goto out;
     }
-    sqlite3_int64 id = sqlite3_column_int64(s, 0);
+    sqlite3_int64 id = sqlite3_column_int64(s, FIND_ID);
     if (!(p = conv_profile_new()) || load_meta(s, &p->meta)) {
         finish(c, ST_FIND);
         goto nomem;
     }
     finish(c, ST_FIND);
 
-    s = c->st[ST_SELECT_FUNCTIONS];
-    sqlite3_bind_int64(s, 1, id);
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(s, 1);
-        const char *file = (const char *)sqlite3_column_text(s, 2);
-        if (!name || !file || column_i64(s, 0) != (int64_t)p->nfunctions) {
-            bad = "function";
-            break;
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+        switch (load_table(c, tables[t].statement, tables[t].row, id, p, &bad, &rc)) {
+        case LOAD_OK: break;
+        case LOAD_NOMEM: goto nomem;
+        case LOAD_SQLITE: goto sqlite_error;
+        default: goto inconsistent;
         }
-        int64_t i = conv_profile_function(p, name, file, sqlite3_column_int(s, 3));
-        if (i < 0) {
-            finish(c, ST_SELECT_FUNCTIONS);
-            goto nomem;
-        }
-        if ((size_t)i + 1 != p->nfunctions) {
-            bad = "duplicate function";
-            break;
-        }
-    }
-    finish(c, ST_SELECT_FUNCTIONS);
-    if (bad)
-        goto inconsistent;
-    if (step != SQLITE_DONE) {
-        rc = step;
-        goto sqlite_error;
-    }
-
-    s = c->st[ST_SELECT_LOCATIONS];
-    sqlite3_bind_int64(s, 1, id);
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t function = column_i64(s, 1);
-        if (column_i64(s, 0) != (int64_t)p->nlocations || function < 0 ||
-            function >= (int64_t)p->nfunctions) {
-            bad = "location";
-            break;
-        }
-        int64_t i = conv_profile_location(p, (uint32_t)function, sqlite3_column_int(s, 2));
-        if (i < 0) {
-            finish(c, ST_SELECT_LOCATIONS);
-            goto nomem;
-        }
-        if ((size_t)i + 1 != p->nlocations) {
-            bad = "duplicate location";
-            break;
-        }
-    }
-    finish(c, ST_SELECT_LOCATIONS);
-    if (bad)
-        goto inconsistent;
-    if (step != SQLITE_DONE) {
-        rc = step;
-        goto sqlite_error;
-    }
-
-    s = c->st[ST_SELECT_PROCESSES];
-    sqlite3_bind_int64(s, 1, id);
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        if (column_i64(s, 0) != (int64_t)p->nprocesses) {
-            bad = "process";
-            break;
-        }
-        int64_t i = conv_profile_process(p, (const char *)sqlite3_column_text(s, 1),
-                                         (uint32_t)column_i64(s, 3),
-                                         (const char *)sqlite3_column_text(s, 2));
-        if (i < 0) {
-            finish(c, ST_SELECT_PROCESSES);
-            goto nomem;
-        }
-        if ((size_t)i + 1 != p->nprocesses) {
-            bad = "duplicate process";
-            break;
-        }
-    }
-    finish(c, ST_SELECT_PROCESSES);
-    if (bad)
-        goto inconsistent;
-    if (step != SQLITE_DONE) {
-        rc = step;
-        goto sqlite_error;
-    }
-
-    s = c->st[ST_SELECT_STACKS];
-    sqlite3_bind_int64(s, 1, id);
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        const unsigned char *blob = sqlite3_column_blob(s, 3);
-        size_t bytes = (size_t)sqlite3_column_bytes(s, 3), nlocs = bytes / 4;
-        if (column_i64(s, 0) != (int64_t)p->nstacks || bytes % 4) {
-            bad = "stack";
-            break;
-        }
-        if (reserve(c, nlocs + 1)) {
-            finish(c, ST_SELECT_STACKS);
-            goto nomem;
-        }
-        for (size_t k = 0; k < nlocs && !bad; k++) {
-            const unsigned char *b = blob + 4 * k;
-            c->buf[k] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-            if (c->buf[k] >= p->nlocations)
-                bad = "stack frame";
-        }
-        if (bad)
-            break;
-        int64_t process = column_i64(s, 4);
-        if (process < 0 || process >= (int64_t)p->nprocesses) {
-            bad = "stack process";
-            break;
-        }
-        if (conv_profile_add_process_stack(p, (uint32_t)process, c->buf, (uint32_t)nlocs,
-                                           (uint64_t)column_i64(s, 2))) {
-            finish(c, ST_SELECT_STACKS);
-            goto nomem;
-        }
-        if (column_i64(s, 0) + 1 != (int64_t)p->nstacks) {
-            bad = "duplicate stack";
-            break;
-        }
-    }
-    finish(c, ST_SELECT_STACKS);
-    if (bad)
-        goto inconsistent;
-    if (step != SQLITE_DONE) {
-        rc = step;
-        goto sqlite_error;
     }
 
     if ((rc = run(c, ST_COMMIT)) != SQLITE_OK)
@@ -690,83 +691,95 @@ static const char *check_profile(const conv_profile *p)
     return NULL;
 }
 
-int conv_cache_store(conv_cache *c, const char *key, const conv_profile *p, zs_error *err)
+/* The parameters of each INSERT, in statement_sql's order. */
+enum { REC_KEY = 1, REC_CONVERTER, REC_STORED_AT, REC_ZEEK_VERSION, REC_HOST, REC_RECORDER_VERSION,
+       REC_START_WALL_NS, REC_DURATION_NS, REC_PERIOD_NS, REC_SAMPLES, REC_SKIPPED,
+       REC_UNRESOLVED, REC_TORN };
+enum { ROW_RECORDING = 1, ROW_IDX }; /* every child row starts so */
+enum { FUNCTION_P_NAME = 3, FUNCTION_P_FILE, FUNCTION_P_START_LINE };
+enum { LOCATION_P_FUNCTION = 3, LOCATION_P_LINE };
+enum { PROCESS_P_HOST = 3, PROCESS_P_NODE, PROCESS_P_PID };
+enum { STACK_P_PID = 3, STACK_P_COUNT, STACK_P_LOCS, STACK_P_PROCESS };
+
+/* The recordings row; its id in *id. An SQLite result code. */
+static int store_recording(conv_cache *c, const char *key, const conv_meta *m, sqlite3_int64 *id)
 {
-    if (!key)
-        return zs_fail(err, ZS_E_CACHE, "cache %s: no key", c->path);
-    const char *invalid = check_profile(p);
-    if (invalid)
-        return zs_fail(err, ZS_E_CACHE, "cache %s: not storing %s: the profile has %s", c->path, key,
-                       invalid);
-    int rc;
-    if ((rc = run(c, ST_BEGIN_WRITE)) != SQLITE_OK)
-        goto sqlite_error;
+    sqlite3_stmt *s = c->st[ST_INSERT_RECORDING];
+    sqlite3_bind_text(s, REC_KEY, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, REC_CONVERTER, ZS_RECORDER_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, REC_STORED_AT, (sqlite3_int64)time(NULL));
+    bind_text(s, REC_ZEEK_VERSION, m->zeek_version);
+    bind_text(s, REC_HOST, m->host);
+    bind_text(s, REC_RECORDER_VERSION, m->recorder_version);
+    sqlite3_bind_int64(s, REC_START_WALL_NS, m->start_wall_ns);
+    sqlite3_bind_int64(s, REC_DURATION_NS, m->duration_ns);
+    sqlite3_bind_int64(s, REC_PERIOD_NS, m->period_ns);
+    sqlite3_bind_int64(s, REC_SAMPLES, (sqlite3_int64)m->samples);
+    sqlite3_bind_int64(s, REC_SKIPPED, (sqlite3_int64)m->skipped);
+    sqlite3_bind_int64(s, REC_UNRESOLVED, (sqlite3_int64)m->unresolved);
+    sqlite3_bind_int64(s, REC_TORN, (sqlite3_int64)m->torn);
+    int rc = run(c, ST_INSERT_RECORDING);
+    *id = sqlite3_last_insert_rowid(c->db);
+    return rc;
+}
 
-    sqlite3_stmt *s = c->st[ST_DELETE];
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    if ((rc = run(c, ST_DELETE)) != SQLITE_OK)
-        goto sqlite_error;
+/* Binds the (recording, idx) that start every child row. */
+static sqlite3_stmt *child_row(conv_cache *c, int which, sqlite3_int64 id, size_t i)
+{
+    sqlite3_stmt *s = c->st[which];
+    sqlite3_bind_int64(s, ROW_RECORDING, id);
+    sqlite3_bind_int64(s, ROW_IDX, (sqlite3_int64)i);
+    return s;
+}
 
-    const conv_meta *m = &p->meta;
-    s = c->st[ST_INSERT_RECORDING];
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, ZS_RECORDER_VERSION, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 3, (sqlite3_int64)time(NULL));
-    bind_text(s, 4, m->zeek_version);
-    bind_text(s, 5, m->host);
-    bind_text(s, 6, m->recorder_version);
-    sqlite3_bind_int64(s, 7, m->start_wall_ns);
-    sqlite3_bind_int64(s, 8, m->duration_ns);
-    sqlite3_bind_int64(s, 9, m->period_ns);
-    sqlite3_bind_int64(s, 10, (sqlite3_int64)m->samples);
-    sqlite3_bind_int64(s, 11, (sqlite3_int64)m->skipped);
-    sqlite3_bind_int64(s, 12, (sqlite3_int64)m->unresolved);
-    sqlite3_bind_int64(s, 13, (sqlite3_int64)m->torn);
-    if ((rc = run(c, ST_INSERT_RECORDING)) != SQLITE_OK)
-        goto sqlite_error;
-    sqlite3_int64 id = sqlite3_last_insert_rowid(c->db);
-
-    s = c->st[ST_INSERT_FUNCTION];
-    for (size_t i = 0; i < p->nfunctions; i++) {
+static int store_functions(conv_cache *c, sqlite3_int64 id, const conv_profile *p)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; i < p->nfunctions && rc == SQLITE_OK; i++) {
         const conv_function *f = &p->functions[i];
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
-        sqlite3_bind_text(s, 3, f->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, f->file ? f->file : "", -1, SQLITE_STATIC);
-        sqlite3_bind_int(s, 5, f->start_line);
-        if ((rc = run(c, ST_INSERT_FUNCTION)) != SQLITE_OK)
-            goto sqlite_error;
+        sqlite3_stmt *s = child_row(c, ST_INSERT_FUNCTION, id, i);
+        sqlite3_bind_text(s, FUNCTION_P_NAME, f->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, FUNCTION_P_FILE, f->file ? f->file : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int(s, FUNCTION_P_START_LINE, f->start_line);
+        rc = run(c, ST_INSERT_FUNCTION);
     }
+    return rc;
+}
 
-    s = c->st[ST_INSERT_LOCATION];
-    for (size_t i = 0; i < p->nlocations; i++) {
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
-        sqlite3_bind_int64(s, 3, p->locations[i].function);
-        sqlite3_bind_int(s, 4, p->locations[i].line);
-        if ((rc = run(c, ST_INSERT_LOCATION)) != SQLITE_OK)
-            goto sqlite_error;
+static int store_locations(conv_cache *c, sqlite3_int64 id, const conv_profile *p)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; i < p->nlocations && rc == SQLITE_OK; i++) {
+        sqlite3_stmt *s = child_row(c, ST_INSERT_LOCATION, id, i);
+        sqlite3_bind_int64(s, LOCATION_P_FUNCTION, p->locations[i].function);
+        sqlite3_bind_int(s, LOCATION_P_LINE, p->locations[i].line);
+        rc = run(c, ST_INSERT_LOCATION);
     }
+    return rc;
+}
 
-    s = c->st[ST_INSERT_PROCESS];
-    for (size_t i = 0; i < p->nprocesses; i++) {
+static int store_processes(conv_cache *c, sqlite3_int64 id, const conv_profile *p)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; i < p->nprocesses && rc == SQLITE_OK; i++) {
         const conv_process *q = &p->processes[i];
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
-        sqlite3_bind_text(s, 3, q->host, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, q->node, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 5, q->pid);
-        if ((rc = run(c, ST_INSERT_PROCESS)) != SQLITE_OK)
-            goto sqlite_error;
+        sqlite3_stmt *s = child_row(c, ST_INSERT_PROCESS, id, i);
+        sqlite3_bind_text(s, PROCESS_P_HOST, q->host, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, PROCESS_P_NODE, q->node, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, PROCESS_P_PID, q->pid);
+        rc = run(c, ST_INSERT_PROCESS);
     }
+    return rc;
+}
 
-    s = c->st[ST_INSERT_STACK];
-    for (size_t i = 0; i < p->nstacks; i++) {
+/* A stack's locations as a blob of little-endian uint32s. */
+static int store_stacks(conv_cache *c, sqlite3_int64 id, const conv_profile *p)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; i < p->nstacks && rc == SQLITE_OK; i++) {
         const conv_stack *st = &p->stacks[i];
-        if (reserve(c, (size_t)st->nlocs + 1)) {
-            rc = SQLITE_NOMEM;
-            goto sqlite_error;
-        }
+        if (reserve(c, (size_t)st->nlocs + 1))
+            return SQLITE_NOMEM;
         unsigned char *b = (unsigned char *)c->buf;
         for (uint32_t k = 0; k < st->nlocs; k++) {
             uint32_t v = st->locs[k];
@@ -775,22 +788,43 @@ int conv_cache_store(conv_cache *c, const char *key, const conv_profile *p, zs_e
             b[4 * k + 2] = (unsigned char)(v >> 16);
             b[4 * k + 3] = (unsigned char)(v >> 24);
         }
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
-        sqlite3_bind_int64(s, 3, st->pid);
-        sqlite3_bind_int64(s, 4, (sqlite3_int64)st->count);
+        sqlite3_stmt *s = child_row(c, ST_INSERT_STACK, id, i);
+        sqlite3_bind_int64(s, STACK_P_PID, st->pid);
+        sqlite3_bind_int64(s, STACK_P_COUNT, (sqlite3_int64)st->count);
         /* A non-NULL pointer even for no frames: an empty blob, not NULL. */
-        sqlite3_bind_blob(s, 5, b, (int)(4 * st->nlocs), SQLITE_STATIC);
-        sqlite3_bind_int64(s, 6, st->process);
-        if ((rc = run(c, ST_INSERT_STACK)) != SQLITE_OK)
-            goto sqlite_error;
+        sqlite3_bind_blob(s, STACK_P_LOCS, b, (int)(4 * st->nlocs), SQLITE_STATIC);
+        sqlite3_bind_int64(s, STACK_P_PROCESS, st->process);
+        rc = run(c, ST_INSERT_STACK);
     }
+    return rc;
+}
 
-    if ((rc = run(c, ST_COMMIT)) != SQLITE_OK)
-        goto sqlite_error;
-    return 0;
-
-sqlite_error:
+int conv_cache_store(conv_cache *c, const char *key, const conv_profile *p, zs_error *err)
+{
+    if (!key)
+        return zs_fail(err, ZS_E_CACHE, "cache %s: no key", c->path);
+    const char *invalid = check_profile(p);
+    if (invalid)
+        return zs_fail(err, ZS_E_CACHE, "cache %s: not storing %s: the profile has %s", c->path, key,
+                       invalid);
+    sqlite3_int64 id;
+    int rc;
+    if ((rc = run(c, ST_BEGIN_WRITE)) == SQLITE_OK) {
+        sqlite3_bind_text(c->st[ST_DELETE], 1, key, -1, SQLITE_STATIC);
+        rc = run(c, ST_DELETE);
+    }
+    if (rc == SQLITE_OK)
+        rc = store_recording(c, key, &p->meta, &id);
+    if (rc == SQLITE_OK)
+        rc = store_functions(c, id, p);
+    if (rc == SQLITE_OK)
+        rc = store_locations(c, id, p);
+    if (rc == SQLITE_OK)
+        rc = store_processes(c, id, p);
+    if (rc == SQLITE_OK)
+        rc = store_stacks(c, id, p);
+    if (rc == SQLITE_OK && (rc = run(c, ST_COMMIT)) == SQLITE_OK)
+        return 0;
     zs_fail(err, ZS_E_CACHE, "cache %s: cannot store %s: %s", c->path, key,
             rc == SQLITE_NOMEM ? sqlite3_errstr(rc) : sqlite3_errmsg(c->db));
     run(c, ST_ROLLBACK);

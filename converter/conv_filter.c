@@ -1,30 +1,23 @@
 #include "conv_filter.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static int parse_double(const char *s, double *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtod(s, &end);
-    return errno || end == s || *end || *v != *v ? -1 : 0;
-}
+#include "zs_parse.h"
 
 int conv_bound_parse(const char *opt, const char *text, conv_bound *b, zs_error *err)
 {
     b->set = 1;
     if (!strncmp(text, "net:", 4)) {
         b->clock = CONV_CLOCK_NET;
-        if (parse_double(text + 4, &b->seconds) || b->seconds < 0)
+        if (zs_parse_double(text + 4, &b->seconds) || b->seconds < 0)
             return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not net:SECONDS", opt, text);
         return 0;
     }
     if (text[0] == '@') {
         b->clock = CONV_CLOCK_WALL;
-        if (parse_double(text + 1, &b->seconds))
+        if (zs_parse_double(text + 1, &b->seconds))
             return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not @UNIXTIME", opt, text);
         return 0;
     }
@@ -38,7 +31,7 @@ int conv_bound_parse(const char *opt, const char *text, conv_bound *b, zs_error 
         return 0;
     }
     b->clock = CONV_CLOCK_OFFSET;
-    if (parse_double(text, &b->seconds) || b->seconds < 0)
+    if (zs_parse_double(text, &b->seconds) || b->seconds < 0)
         return zs_fail(err, ZS_E_USAGE,
                        "%s: '%s' is not seconds, YYYY-MM-DDTHH:MM:SS, @UNIXTIME or net:SECONDS",
                        opt, text);

@@ -19,6 +19,7 @@
 #include "conv_summary.h"
 #include "conv_svg.h"
 #include "zs_format.h"
+#include "zs_parse.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-convert";
@@ -71,28 +72,20 @@ static void usage(FILE *out)
             PROG);
 }
 
-static int parse_count(const char *opt, const char *s, uint64_t max, uint64_t *out, zs_error *err)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v > max)
-        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number in 0..%" PRIu64, opt, s, max);
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
+    /* Long options without a short form: values past any character. */
+    enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
+           OPT_REVERSE };
     static const struct option longopts[] = {
-        {"output", required_argument, 0, 'o'}, {"format", required_argument, 0, 'f'},
-        {"top", required_argument, 0, 1},      {"pid", required_argument, 0, 2},
-        {"from", required_argument, 0, 3},     {"to", required_argument, 0, 4},
-        {"cache", required_argument, 0, 5},    {"no-cache", no_argument, 0, 6},
-        {"quiet", no_argument, 0, 'q'},        {"verbose", no_argument, 0, 'v'},
-        {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
-        {"node", required_argument, 0, 7},     {"info", no_argument, 0, 8},
-        {"reverse", no_argument, 0, 9},
+        {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
+        {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
+        {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
+        {"cache", required_argument, 0, OPT_CACHE}, {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"quiet", no_argument, 0, 'q'},          {"verbose", no_argument, 0, 'v'},
+        {"version", no_argument, 0, 'V'},        {"help", no_argument, 0, 'h'},
+        {"node", required_argument, 0, OPT_NODE}, {"info", no_argument, 0, OPT_INFO},
+        {"reverse", no_argument, 0, OPT_REVERSE},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -110,23 +103,23 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             else return zs_fail(err, ZS_E_USAGE,
                                 "--format: '%s' is not pprof, folded, summary, svg or speedscope", optarg);
             break;
-        case 1:
-            if (parse_count("--top", optarg, 1000000, &n, err)) return -1;
+        case OPT_TOP:
+            if (zs_parse_count("--top", optarg, 1000000, &n, err)) return -1;
             o->top = (size_t)n;
             break;
-        case 2:
-            if (parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
+        case OPT_PID:
+            if (zs_parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
             if (conv_filter_add_pid(&o->filter, (uint32_t)n)) return zs_fail(err, ZS_E_NOMEM, "--pid");
             break;
-        case 3: if (conv_bound_parse("--from", optarg, &o->filter.from, err)) return -1; break;
-        case 4: if (conv_bound_parse("--to", optarg, &o->filter.to, err)) return -1; break;
-        case 7:
+        case OPT_FROM: if (conv_bound_parse("--from", optarg, &o->filter.from, err)) return -1; break;
+        case OPT_TO: if (conv_bound_parse("--to", optarg, &o->filter.to, err)) return -1; break;
+        case OPT_NODE:
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
-        case 8: o->info = 1; break;
-        case 9: o->reverse = 1; break;
-        case 5: o->cache_path = optarg; break;
-        case 6: o->no_cache = 1; break;
+        case OPT_INFO: o->info = 1; break;
+        case OPT_REVERSE: o->reverse = 1; break;
+        case OPT_CACHE: o->cache_path = optarg; break;
+        case OPT_NO_CACHE: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s (recording format %d)\n", PROG, ZS_RECORDER_VERSION, ZS_FORMAT_VERSION); exit(0);
@@ -200,44 +193,50 @@ static void warn_about(const options *o, const char *path, const conv_read_repor
 }
 
 /* One recording's profile: from the cache when it has it, else read,
- * resolved and stored. */
+ * resolved and stored. The recording is opened once: its header gives the
+ * cache key, and a miss reads on from there. */
 static int profile_of(const options *o, conv_cache *cache, const char *path, conv_profile **out,
                       zs_error *err)
 {
-    char key[256];
     struct stat st;
-    /* A pipe cannot be read twice, and has no size to key the cache with.
-     * The cache keeps aggregates only: a time-ordered output reads the
-     * recording again. */
+    /* A pipe has no size to key the cache with. The cache keeps aggregates
+     * only: a time-ordered output reads the recording. */
     int want_timeline = o->format == FORMAT_SPEEDSCOPE;
     int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
-    if (use_cache) {
-        if (conv_recording_key(path, key, sizeof key, err))
-            return -1;
+    conv_reading *rd = conv_read_open(path, use_cache, err);
+    if (!rd)
+        return -1;
+    const char *key = use_cache ? conv_read_key(rd) : NULL;
+    int rc = -1;
+    if (key) {
         int hit = conv_cache_load(cache, key, out, err);
         if (hit > 0) {
             if (o->verbose)
                 fprintf(stderr, "%s: %s: served from the cache %s\n", PROG, path, conv_cache_path(cache));
-            return 0;
+            rc = 0;
+            goto out;
         }
         if (hit < 0) {
             if (!o->quiet)
                 fprintf(stderr, "%s: warning: cache: %s\n", PROG, err->detail);
             err->code = ZS_OK;
-            use_cache = 0;
+            key = NULL;
         }
     }
     conv_read_report rep = {.show_progress = !o->quiet, .want_timeline = want_timeline};
-    if (conv_read_recording(path, &o->filter, out, &rep, err))
-        return -1;
+    if (conv_read_profile(rd, &o->filter, out, &rep, err))
+        goto out;
     warn_about(o, path, &rep, *out);
-    if (use_cache && conv_cache_store(cache, key, *out, err)) {
+    if (key && conv_cache_store(cache, key, *out, err)) {
         if (!o->quiet)
             fprintf(stderr, "%s: warning: cache: %s\n", PROG, err->detail);
         err->code = ZS_OK;
     }
-    return 0;
+    rc = 0;
+out:
+    conv_read_close(rd);
+    return rc;
 }
 
 static int write_output(const options *o, const conv_profile *p, zs_error *err)
@@ -279,10 +278,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
     }
-    if (!(all = conv_profile_new())) {
-        zs_fail(&err, ZS_E_NOMEM, "profile");
-        goto out;
-    }
     for (int i = 0; i < o.nrecordings; i++) {
         conv_profile *one = NULL;
         if (profile_of(&o, cache, o.recordings[i], &one, &err)) {
@@ -292,6 +287,10 @@ int main(int argc, char **argv)
             zs_error_print(PROG, &err);
             err.code = ZS_OK;
             failures++;
+            continue;
+        }
+        if (!all) { /* the first profile is taken as it is, not copied */
+            all = one;
             continue;
         }
         int rc = conv_profile_merge(all, one);

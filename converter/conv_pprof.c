@@ -12,40 +12,19 @@
 
 #include "conv_output.h"
 #include "profile.pb-c.h"
+#include "zs_intern.h"
 
 /* pprof stores every string once and refers to it by index. Profiles have
  * thousands of function and file names, hence the hash table. */
 typedef struct strtab {
     char **strs;
     size_t n, cap;
-    uint32_t *slots; /* index + 1, 0 = empty; open addressing */
-    size_t nslots;   /* power of two, kept at <= 50 % load */
+    zs_intern index;
 } strtab;
 
-static uint64_t hash_str(const char *s)
+static int same_string(const void *ctx, uint32_t id, const void *key)
 {
-    uint64_t h = 14695981039346656037ULL;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-    return h;
-}
-
-static int strtab_rehash(strtab *t)
-{
-    size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = hash_str(t->strs[i]) & (nslots - 1);
-        while (slots[j])
-            j = (j + 1) & (nslots - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
+    return !strcmp(((const strtab *)ctx)->strs[id], key);
 }
 
 /* Index of s in the table, adding a copy if new; NULL is "" (index 0 once
@@ -54,12 +33,11 @@ static int64_t intern(strtab *t, const char *s)
 {
     if (!s)
         s = "";
-    if (2 * (t->n + 1) > t->nslots && strtab_rehash(t))
-        return -1;
-    size_t mask = t->nslots - 1, j = hash_str(s) & mask;
-    for (; t->slots[j]; j = (j + 1) & mask)
-        if (!strcmp(t->strs[t->slots[j] - 1], s))
-            return t->slots[j] - 1;
+    size_t len = strlen(s);
+    uint64_t h = zs_fnv1a(ZS_FNV_SEED, s, len);
+    int64_t at = zs_intern_find(&t->index, h, same_string, t, s);
+    if (at >= 0)
+        return at;
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
         char **strs = realloc(t->strs, cap * sizeof *strs);
@@ -68,10 +46,14 @@ static int64_t intern(strtab *t, const char *s)
         t->strs = strs;
         t->cap = cap;
     }
-    if (!(t->strs[t->n] = strdup(s)))
+    if (!(t->strs[t->n] = malloc(len + 1)))
         return -1;
-    t->slots[j] = (uint32_t)++t->n;
-    return (int64_t)t->n - 1;
+    memcpy(t->strs[t->n], s, len + 1);
+    if (zs_intern_add(&t->index, h, (uint32_t)t->n)) {
+        free(t->strs[t->n]);
+        return -1;
+    }
+    return (int64_t)t->n++;
 }
 
 static int64_t intern_fmt(strtab *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -98,7 +80,7 @@ static void strtab_free(strtab *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->strs[i]);
     free(t->strs);
-    free(t->slots);
+    zs_intern_free(&t->index);
 }
 
 /* Everything the Profile message points into: protobuf-c messages hold

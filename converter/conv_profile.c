@@ -4,75 +4,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Open-addressing tables of indexes (+1, 0 = empty) into the profile's arrays. */
-typedef struct table {
-    uint32_t *slots;
-    size_t cap; /* power of two */
-} table;
+#include "zs_intern.h"
 
+/* The profile's intern tables: ids are indexes into its arrays. */
 typedef struct index {
-    table functions, locations, stacks;
+    zs_intern functions, locations, stacks;
 } index_t;
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+typedef struct function_key {
+    const char *name, *file;
+    int start_line;
+} function_key;
+
+static uint64_t hash_function(const function_key *k)
 {
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
+    uint64_t h = zs_fnv1a(ZS_FNV_SEED, k->name, strlen(k->name) + 1);
+    h = zs_fnv1a(h, k->file, strlen(k->file) + 1);
+    return zs_fnv1a(h, &k->start_line, sizeof k->start_line);
 }
 
-static const uint64_t HASH_SEED = 14695981039346656037ULL;
-
-static uint64_t hash_function(const char *name, const char *file, int start_line)
+static int same_function(const void *ctx, uint32_t id, const void *key)
 {
-    uint64_t h = hash_bytes(HASH_SEED, name, strlen(name) + 1);
-    h = hash_bytes(h, file, strlen(file) + 1);
-    return hash_bytes(h, &start_line, sizeof start_line);
+    const conv_function *f = &((const conv_profile *)ctx)->functions[id];
+    const function_key *k = key;
+    return f->start_line == k->start_line && !strcmp(f->name, k->name) && !strcmp(f->file, k->file);
 }
 
-static uint64_t hash_location(uint32_t function, int line)
+static uint64_t hash_location(const conv_location *l)
 {
-    return hash_bytes(hash_bytes(HASH_SEED, &function, 4), &line, sizeof line);
+    return zs_fnv1a(zs_fnv1a(ZS_FNV_SEED, &l->function, 4), &l->line, sizeof l->line);
 }
 
-static uint64_t hash_stack(uint32_t process, const uint32_t *locs, uint32_t n)
+static int same_location(const void *ctx, uint32_t id, const void *key)
 {
-    return hash_bytes(hash_bytes(HASH_SEED, &process, 4), locs, n * sizeof *locs);
+    const conv_location *l = &((const conv_profile *)ctx)->locations[id], *k = key;
+    return l->function == k->function && l->line == k->line;
 }
 
-static uint64_t hash_of(const conv_profile *p, int kind, uint32_t i)
+typedef struct stack_key {
+    uint32_t process, nlocs;
+    const uint32_t *locs;
+} stack_key;
+
+static uint64_t hash_stack(const stack_key *k)
 {
-    switch (kind) {
-    case 0: return hash_function(p->functions[i].name, p->functions[i].file, p->functions[i].start_line);
-    case 1: return hash_location(p->locations[i].function, p->locations[i].line);
-    default: return hash_stack(p->stacks[i].process, p->stacks[i].locs, p->stacks[i].nlocs);
-    }
+    return zs_fnv1a(zs_fnv1a(ZS_FNV_SEED, &k->process, 4), k->locs, k->nlocs * sizeof *k->locs);
 }
 
-/* Grows t to hold more than n entries at <= 50 % load. */
-static int table_grow(table *t, const conv_profile *p, int kind, size_t n)
+static int same_stack(const void *ctx, uint32_t id, const void *key)
 {
-    if (t->cap >= 2 * (n + 1))
-        return 0;
-    size_t cap = t->cap ? t->cap : 64;
-    while (cap < 2 * (n + 1))
-        cap *= 2;
-    uint32_t *slots = calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t s = 0; s < t->cap; s++) {
-        if (!t->slots[s])
-            continue;
-        size_t j = hash_of(p, kind, t->slots[s] - 1) & (cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = t->slots[s];
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->cap = cap;
-    return 0;
+    const conv_stack *s = &((const conv_profile *)ctx)->stacks[id];
+    const stack_key *k = key;
+    return s->process == k->process && s->nlocs == k->nlocs &&
+           !memcmp(s->locs, k->locs, k->nlocs * sizeof *k->locs);
 }
 
 static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
@@ -129,9 +113,9 @@ void conv_profile_free(conv_profile *p)
     free(p->stacks);
     index_t *ix = p->index;
     if (ix) {
-        free(ix->functions.slots);
-        free(ix->locations.slots);
-        free(ix->stacks.slots);
+        zs_intern_free(&ix->functions);
+        zs_intern_free(&ix->locations);
+        zs_intern_free(&ix->stacks);
         free(ix);
     }
     conv_timeline_free(p->timeline);
@@ -145,45 +129,36 @@ void conv_profile_free(conv_profile *p)
 int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line)
 {
     index_t *ix = p->index;
-    if (!file)
-        file = "";
-    if (table_grow(&ix->functions, p, 0, p->nfunctions))
-        return -1;
-    size_t mask = ix->functions.cap - 1, j = hash_function(name, file, start_line) & mask;
-    for (; ix->functions.slots[j]; j = (j + 1) & mask) {
-        const conv_function *f = &p->functions[ix->functions.slots[j] - 1];
-        if (f->start_line == start_line && !strcmp(f->name, name) && !strcmp(f->file, file))
-            return ix->functions.slots[j] - 1;
-    }
+    function_key k = {name, file ? file : "", start_line};
+    uint64_t h = hash_function(&k);
+    int64_t at = zs_intern_find(&ix->functions, h, same_function, p, &k);
+    if (at >= 0)
+        return at;
     if (grow_array((void **)&p->functions, &p->functions_cap, p->nfunctions, sizeof *p->functions))
         return -1;
-    conv_function f = {strdup(name), strdup(file), start_line};
-    if (!f.name || !f.file) {
+    conv_function f = {strdup(name), strdup(k.file), start_line};
+    if (!f.name || !f.file || zs_intern_add(&ix->functions, h, (uint32_t)p->nfunctions)) {
         free(f.name);
         free(f.file);
         return -1;
     }
     p->functions[p->nfunctions] = f;
-    ix->functions.slots[j] = (uint32_t)++p->nfunctions;
-    return (int64_t)p->nfunctions - 1;
+    return (int64_t)p->nfunctions++;
 }
 
 int64_t conv_profile_location(conv_profile *p, uint32_t function, int line)
 {
     index_t *ix = p->index;
-    if (table_grow(&ix->locations, p, 1, p->nlocations))
+    conv_location k = {function, line};
+    uint64_t h = hash_location(&k);
+    int64_t at = zs_intern_find(&ix->locations, h, same_location, p, &k);
+    if (at >= 0)
+        return at;
+    if (grow_array((void **)&p->locations, &p->locations_cap, p->nlocations, sizeof *p->locations) ||
+        zs_intern_add(&ix->locations, h, (uint32_t)p->nlocations))
         return -1;
-    size_t mask = ix->locations.cap - 1, j = hash_location(function, line) & mask;
-    for (; ix->locations.slots[j]; j = (j + 1) & mask) {
-        const conv_location *l = &p->locations[ix->locations.slots[j] - 1];
-        if (l->function == function && l->line == line)
-            return ix->locations.slots[j] - 1;
-    }
-    if (grow_array((void **)&p->locations, &p->locations_cap, p->nlocations, sizeof *p->locations))
-        return -1;
-    p->locations[p->nlocations] = (conv_location){function, line};
-    ix->locations.slots[j] = (uint32_t)++p->nlocations;
-    return (int64_t)p->nlocations - 1;
+    p->locations[p->nlocations] = k;
+    return (int64_t)p->nlocations++;
 }
 
 int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, const char *node)
@@ -220,16 +195,14 @@ int64_t conv_profile_intern_stack(conv_profile *p, uint32_t process, const uint3
                                   uint32_t nlocs, uint64_t count)
 {
     index_t *ix = p->index;
-    if (process >= p->nprocesses || table_grow(&ix->stacks, p, 2, p->nstacks))
+    if (process >= p->nprocesses)
         return -1;
-    size_t mask = ix->stacks.cap - 1, j = hash_stack(process, locs, nlocs) & mask;
-    for (; ix->stacks.slots[j]; j = (j + 1) & mask) {
-        conv_stack *s = &p->stacks[ix->stacks.slots[j] - 1];
-        if (s->process == process && s->nlocs == nlocs &&
-            !memcmp(s->locs, locs, nlocs * sizeof *locs)) {
-            s->count += count;
-            return ix->stacks.slots[j] - 1;
-        }
+    stack_key k = {process, nlocs, locs};
+    uint64_t h = hash_stack(&k);
+    int64_t at = zs_intern_find(&ix->stacks, h, same_stack, p, &k);
+    if (at >= 0) {
+        p->stacks[at].count += count;
+        return at;
     }
     if (grow_array((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof *p->stacks))
         return -1;
@@ -237,9 +210,12 @@ int64_t conv_profile_intern_stack(conv_profile *p, uint32_t process, const uint3
     if (!copy)
         return -1;
     memcpy(copy, locs, nlocs * sizeof *locs);
+    if (zs_intern_add(&ix->stacks, h, (uint32_t)p->nstacks)) {
+        free(copy);
+        return -1;
+    }
     p->stacks[p->nstacks] = (conv_stack){process, p->processes[process].pid, nlocs, copy, count};
-    ix->stacks.slots[j] = (uint32_t)++p->nstacks;
-    return (int64_t)p->nstacks - 1;
+    return (int64_t)p->nstacks++;
 }
 
 int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, uint32_t nlocs,

@@ -47,8 +47,17 @@ typedef struct process {
     size_t nclock;
 } process;
 
-typedef struct reading {
+typedef struct pending_sample {
+    uint64_t t_us;
+    uint64_t stack_id;
+} pending_sample;
+
+struct conv_reading {
     const char *path;
+    zs_reader *reader;
+    char key[256]; /* the cache key; "" when not asked for or too long */
+    int at_end;
+    int window, net_window; /* the filter has a time window; one in network time */
     const conv_filter *filter;
     raw_stack *stacks;
     size_t nstacks;   /* allocated entries */
@@ -58,33 +67,15 @@ typedef struct reading {
     conv_profile *profile;
     uint64_t first_us, last_us;
     int any_sample;
-    int collecting_clock; /* the pre-pass that only gathers NETTIME records */
+    /* A window in network time: samples wait here, in recording order,
+     * until their process's clock has a point after them (settle()). */
+    pending_sample *pending;
+    size_t npending, pending_head, pending_cap;
     /* When asked for: every kept sample as (t_us, raw stack id), turned
      * into (unix ns, profile stack) once the stacks are resolved. */
     conv_timeline *timeline;
-} reading;
-
-int conv_recording_key(const char *path, char *key, size_t size, zs_error *err)
-{
-    struct stat st;
-    zs_record rec;
-    zs_reader *r = zs_reader_open(path, err);
-    if (!r)
-        return -1;
-    int rc = zs_reader_next(r, &rec, err);
-    if (rc == 0)
-        rc = zs_fail(err, ZS_E_NOT_RECORDING, "%s: no header", path);
-    if (rc > 0) {
-        const char *id = zs_kv_get(rec.header.items, rec.header.count, "recording_id");
-        if (stat(path, &st) != 0)
-            rc = zs_fail(err, ZS_E_IO, "%s: cannot stat", path);
-        else
-            rc = snprintf(key, size, "%s:%s:%lld", RESOLVER_GENERATION, id ? id : "?",
-                          (long long)st.st_size) < (int)size ? 0 : -1;
-    }
-    zs_reader_close(r);
-    return rc < 0 ? -1 : 0;
-}
+};
+typedef struct conv_reading reading;
 
 static process *find_process(reading *rd, uint32_t pid, int create)
 {
@@ -215,6 +206,74 @@ static double network_time_at(const process *p, uint64_t t_us)
     return a->network_time + f * (b->network_time - a->network_time);
 }
 
+/* Counts a kept sample: the per-sample path of a conversion, kept small
+ * enough to be inlined into count_sample. */
+static inline int count_kept(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+{
+    rd->stacks[id].count++;
+    if (rd->timeline && conv_timeline_add(rd->timeline, (int64_t)t_us, (uint32_t)id))
+        return zs_fail(err, ZS_E_NOMEM, "%s: sample times", rd->path);
+    if (!rd->any_sample)
+        rd->first_us = t_us;
+    rd->last_us = t_us;
+    rd->any_sample = 1;
+    rd->profile->meta.samples++;
+    return 0;
+}
+
+/* Counts a sample of a kept process if the time window keeps it. */
+static int take_sample(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+{
+    double offset = (double)t_us / 1e6;
+    double wall = (double)rd->profile->meta.start_wall_ns / 1e9 + offset;
+    double net = rd->net_window ? network_time_at(find_process(rd, rd->stacks[id].pid, 0), t_us) : -1;
+    if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
+        return 0;
+    return count_kept(rd, t_us, id, err);
+}
+
+/* Takes the waiting samples whose network time is known for good: their
+ * process's clock has a point after them, and later points only come after
+ * that one. At the end of the recording (final) every one is taken, on the
+ * clock there is. In recording order, so that the result is the one a
+ * second pass over a complete clock would give. */
+static int settle(reading *rd, int final, zs_error *err)
+{
+    for (; rd->pending_head < rd->npending; rd->pending_head++) {
+        const pending_sample *q = &rd->pending[rd->pending_head];
+        const process *p = find_process(rd, rd->stacks[q->stack_id].pid, 0);
+        if (!final && !(p && p->nclock && p->clock[p->nclock - 1].t_us > q->t_us))
+            break;
+        if (take_sample(rd, q->t_us, q->stack_id, err))
+            return -1;
+    }
+    if (rd->pending_head == rd->npending)
+        rd->pending_head = rd->npending = 0;
+    return 0;
+}
+
+static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+{
+    if (rd->npending == rd->pending_cap) {
+        if (rd->pending_head > 0) { /* reuse the taken front */
+            memmove(rd->pending, rd->pending + rd->pending_head,
+                    (rd->npending - rd->pending_head) * sizeof *rd->pending);
+            rd->npending -= rd->pending_head;
+            rd->pending_head = 0;
+        }
+        if (rd->npending == rd->pending_cap) {
+            size_t cap = rd->pending_cap ? 2 * rd->pending_cap : 1024;
+            pending_sample *more = realloc(rd->pending, cap * sizeof *more);
+            if (!more)
+                return zs_fail(err, ZS_E_NOMEM, "%s: samples waiting for network time", rd->path);
+            rd->pending = more;
+            rd->pending_cap = cap;
+        }
+    }
+    rd->pending[rd->npending++] = (pending_sample){t_us, id};
+    return settle(rd, 0, err);
+}
+
 static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
 {
     uint64_t id = rec->sample.stack_id;
@@ -222,26 +281,13 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
         return zs_fail(err, ZS_E_CORRUPT,
                        "%s: offset %" PRIu64 ": sample refers to undefined stack %" PRIu64,
                        rd->path, rec->offset, id);
-    raw_stack *s = &rd->stacks[id];
-    if (!s->keep)
+    if (!rd->stacks[id].keep)
         return 0;
-    if (rd->filter && (rd->filter->from.set || rd->filter->to.set)) {
-        double offset = (double)rec->sample.t_us / 1e6;
-        double wall = (double)rd->profile->meta.start_wall_ns / 1e9 + offset;
-        double net = conv_filter_needs_nettime(rd->filter)
-                         ? network_time_at(find_process(rd, s->pid, 0), rec->sample.t_us) : -1;
-        if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
-            return 0;
-    }
-    s->count++;
-    if (rd->timeline && conv_timeline_add(rd->timeline, (int64_t)rec->sample.t_us, (uint32_t)id))
-        return zs_fail(err, ZS_E_NOMEM, "%s: sample times", rd->path);
-    if (!rd->any_sample)
-        rd->first_us = rec->sample.t_us;
-    rd->last_us = rec->sample.t_us;
-    rd->any_sample = 1;
-    rd->profile->meta.samples++;
-    return 0;
+    if (rd->net_window)
+        return wait_for_clock(rd, rec->sample.t_us, id, err);
+    if (rd->window)
+        return take_sample(rd, rec->sample.t_us, id, err);
+    return count_kept(rd, rec->sample.t_us, id, err);
 }
 
 static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
@@ -256,7 +302,7 @@ static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
         return zs_fail(err, ZS_E_NOMEM, "%s: network time", rd->path);
     p->clock = c;
     c[p->nclock++] = (nettime_point){rec->nettime.t_us, rec->nettime.network_time};
-    return 0;
+    return rd->npending ? settle(rd, 0, err) : 0;
 }
 
 static int add_snapshot(reading *rd, const zs_record *rec, zs_error *err)
@@ -344,10 +390,8 @@ static int resolve_all(reading *rd, zs_error *err)
 
 static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
 {
-    if (rd->collecting_clock)
-        return rec->type == ZS_REC_NETTIME ? add_nettime(rd, rec, err) : 0;
     switch (rec->type) {
-    case ZS_REC_NETTIME: return conv_filter_needs_nettime(rd->filter) ? 0 : add_nettime(rd, rec, err);
+    case ZS_REC_NETTIME: return add_nettime(rd, rec, err);
     case ZS_REC_HEADER: return set_header(rd, rec, err);
     case ZS_REC_PROCESS: return add_process(rd, rec, err);
     case ZS_REC_STACK: return define_stack(rd, rec, err);
@@ -359,93 +403,138 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     return 0; /* record types of later versions: nothing to do */
 }
 
-/* A window in network time needs each process's clock before its samples:
- * one quick pass for the NETTIME records first. */
-static int collect_clock(reading *rd, zs_error *err)
+/* The key names the recording by its id and its size (a recording that is
+ * still growing gets a new key). */
+static int make_key(reading *rd, const zs_record *header, zs_error *err)
 {
-    zs_reader *r = zs_reader_open(rd->path, err);
-    if (!r)
-        return -1;
+    struct stat st;
+    const char *id = zs_kv_get(header->header.items, header->header.count, "recording_id");
+    if (stat(rd->path, &st) != 0)
+        return zs_fail(err, ZS_E_IO, "%s: cannot stat", rd->path);
+    if (snprintf(rd->key, sizeof rd->key, "%s:%s:%lld", RESOLVER_GENERATION, id ? id : "?",
+                 (long long)st.st_size) >= (int)sizeof rd->key)
+        rd->key[0] = '\0'; /* no key: not cached */
+    return 0;
+}
+
+conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
+{
+    reading *rd = calloc(1, sizeof *rd);
     zs_record rec;
-    int got, rc = 0;
-    rd->collecting_clock = 1;
-    while (rc == 0 && (got = zs_reader_next(r, &rec, err)) > 0)
-        rc = dispatch(rd, &rec, err);
-    rd->collecting_clock = 0;
-    zs_reader_close(r);
-    return rc || got < 0 ? -1 : 0;
+    if (!rd || !(rd->profile = conv_profile_new())) {
+        free(rd);
+        zs_fail(err, ZS_E_NOMEM, "%s: profile", path);
+        return NULL;
+    }
+    rd->path = path;
+    if (!(rd->reader = zs_reader_open(path, err)))
+        goto fail;
+    int got = zs_reader_next(rd->reader, &rec, err);
+    if (got < 0)
+        goto fail;
+    if (got == 0) {
+        rd->at_end = 1;
+        if (want_key) {
+            zs_fail(err, ZS_E_NOT_RECORDING, "%s: no header", path);
+            goto fail;
+        }
+        return rd;
+    }
+    if (want_key && rec.type == ZS_REC_HEADER && make_key(rd, &rec, err))
+        goto fail;
+    if (dispatch(rd, &rec, err))
+        goto fail;
+    return rd;
+fail:
+    conv_read_close(rd);
+    return NULL;
+}
+
+const char *conv_read_key(const conv_reading *rd)
+{
+    return rd->key[0] ? rd->key : NULL;
+}
+
+int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
+                      conv_read_report *report, zs_error *err)
+{
+    int show_progress = report->show_progress, want_timeline = report->want_timeline;
+    memset(report, 0, sizeof *report);
+    report->want_timeline = want_timeline;
+    time_t started = time(NULL), shown = started;
+    rd->filter = filter;
+    /* Asked once here, not for each of millions of samples. */
+    rd->window = filter && (filter->from.set || filter->to.set);
+    rd->net_window = conv_filter_needs_nettime(filter);
+    if (report->want_timeline && !(rd->timeline = calloc(1, sizeof *rd->timeline)))
+        return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
+    zs_record rec;
+    int got = 0;
+    while (!rd->at_end && (got = zs_reader_next(rd->reader, &rec, err)) > 0) {
+        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && show_progress &&
+            time(NULL) > shown) { /* a long read: say where it is, once a second */
+            shown = time(NULL);
+            fprintf(stderr, "zeek-spy-convert: %s: %.1f million samples read (%lld s)\r",
+                    rd->path, (double)report->samples / 1e6, (long long)(shown - started));
+        }
+        if (rec.type == ZS_REC_TRAILER)
+            report->has_trailer = 1;
+        if (dispatch(rd, &rec, err))
+            return -1;
+    }
+    if (got < 0)
+        return -1;
+    rd->at_end = 1;
+    if (shown != started)
+        fputc('\n', stderr);
+    report->truncated = zs_reader_truncated(rd->reader, &report->truncated_at);
+    report->skipped_records = zs_reader_skipped_records(rd->reader);
+    if (settle(rd, 1, err) || resolve_all(rd, err))
+        return -1;
+    if (rd->timeline) { /* now in unix time, and the profile's stack numbers */
+        for (size_t i = 0; i < rd->timeline->n; i++) {
+            rd->timeline->t_ns[i] = rd->profile->meta.start_wall_ns + rd->timeline->t_ns[i] * 1000;
+            rd->timeline->stack[i] = rd->stacks[rd->timeline->stack[i]].resolved;
+        }
+        rd->profile->timeline = rd->timeline;
+        rd->timeline = NULL;
+    }
+    if (rd->any_sample) {
+        rd->profile->meta.start_wall_ns += (int64_t)rd->first_us * 1000;
+        rd->profile->meta.duration_ns = (int64_t)(rd->last_us - rd->first_us) * 1000 +
+                                        rd->profile->meta.period_ns;
+    }
+    *out = rd->profile;
+    rd->profile = NULL;
+    return 0;
+}
+
+void conv_read_close(conv_reading *rd)
+{
+    if (!rd)
+        return;
+    zs_reader_close(rd->reader);
+    conv_profile_free(rd->profile);
+    conv_timeline_free(rd->timeline);
+    free(rd->timeline);
+    for (size_t i = 0; i < rd->nstacks; i++)
+        free(rd->stacks[i].frames);
+    free(rd->stacks);
+    for (size_t i = 0; i < rd->nprocs; i++) {
+        zs_image_free(rd->procs[i].image);
+        free(rd->procs[i].node);
+        free(rd->procs[i].clock);
+    }
+    free(rd->procs);
+    free(rd->pending);
+    free(rd);
 }
 
 int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
                         conv_read_report *report, zs_error *err)
 {
-    reading rd = {.path = path, .filter = filter};
-    int show_progress = report->show_progress, want_timeline = report->want_timeline;
-    memset(report, 0, sizeof *report);
-    report->want_timeline = want_timeline;
-    time_t started = time(NULL), shown = started;
-    int rc = -1;
-    zs_reader *r = NULL;
-    if (!(rd.profile = conv_profile_new()) ||
-        (report->want_timeline && !(rd.timeline = calloc(1, sizeof *rd.timeline)))) {
-        zs_fail(err, ZS_E_NOMEM, "%s: profile", path);
-        goto out;
-    }
-    if (conv_filter_needs_nettime(filter) && collect_clock(&rd, err))
-        goto out;
-    if (!(r = zs_reader_open(path, err)))
-        goto out;
-    zs_record rec;
-    int got;
-    while ((got = zs_reader_next(r, &rec, err)) > 0) {
-        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && show_progress &&
-            time(NULL) > shown) { /* a long read: say where it is, once a second */
-            shown = time(NULL);
-            fprintf(stderr, "zeek-spy-convert: %s: %.1f million samples read (%lld s)\r",
-                    path, (double)report->samples / 1e6, (long long)(shown - started));
-        }
-        if (rec.type == ZS_REC_TRAILER)
-            report->has_trailer = 1;
-        if (dispatch(&rd, &rec, err))
-            goto out;
-    }
-    if (got < 0)
-        goto out;
-    if (shown != started)
-        fputc('\n', stderr);
-    report->truncated = zs_reader_truncated(r, &report->truncated_at);
-    report->skipped_records = zs_reader_skipped_records(r);
-    if (resolve_all(&rd, err))
-        goto out;
-    if (rd.timeline) { /* now in unix time, and the profile's stack numbers */
-        for (size_t i = 0; i < rd.timeline->n; i++) {
-            rd.timeline->t_ns[i] = rd.profile->meta.start_wall_ns + rd.timeline->t_ns[i] * 1000;
-            rd.timeline->stack[i] = rd.stacks[rd.timeline->stack[i]].resolved;
-        }
-        rd.profile->timeline = rd.timeline;
-        rd.timeline = NULL;
-    }
-    if (rd.any_sample) {
-        rd.profile->meta.start_wall_ns += (int64_t)rd.first_us * 1000;
-        rd.profile->meta.duration_ns = (int64_t)(rd.last_us - rd.first_us) * 1000 +
-                                       rd.profile->meta.period_ns;
-    }
-    *out = rd.profile;
-    rd.profile = NULL;
-    rc = 0;
-out:
-    zs_reader_close(r);
-    conv_profile_free(rd.profile);
-    conv_timeline_free(rd.timeline);
-    free(rd.timeline);
-    for (size_t i = 0; i < rd.nstacks; i++)
-        free(rd.stacks[i].frames);
-    free(rd.stacks);
-    for (size_t i = 0; i < rd.nprocs; i++) {
-        zs_image_free(rd.procs[i].image);
-        free(rd.procs[i].node);
-        free(rd.procs[i].clock);
-    }
-    free(rd.procs);
+    conv_reading *rd = conv_read_open(path, 0, err);
+    int rc = rd ? conv_read_profile(rd, filter, out, report, err) : -1;
+    conv_read_close(rd);
     return rc;
 }

@@ -22,12 +22,25 @@ typedef struct conv_read_report {
     uint64_t skipped_records;
 } conv_read_report;
 
-/* The cache key of a recording: its recording id and size (a recording that
- * is still growing gets a new key). Fills key; 0 or -1. */
-int conv_recording_key(const char *path, char *key, size_t size, zs_error *err);
+/* One recording, read once from its first record to its last: the header
+ * first (enough for the cache key, so that a cache hit reads no further),
+ * then, if still wanted, the rest into a profile. */
+typedef struct conv_reading conv_reading;
 
-/* report->show_progress and want_timeline are read; the rest of *report
- * is filled. */
+/* Opens path and reads its header; want_key: also make its cache key (the
+ * recording id and the file's size), failing when there is no header.
+ * NULL with err set on failure. */
+conv_reading *conv_read_open(const char *path, int want_key, zs_error *err);
+/* The cache key; NULL when it was not asked for or cannot be made. */
+const char *conv_read_key(const conv_reading *r);
+/* Reads the rest of the recording into *out (the caller's to free).
+ * report->show_progress and want_timeline are read; the rest of *report
+ * is filled. Once per reading. 0, or -1 with err set. */
+int conv_read_profile(conv_reading *r, const conv_filter *filter, conv_profile **out,
+                      conv_read_report *report, zs_error *err);
+void conv_read_close(conv_reading *r);
+
+/* conv_read_open, conv_read_profile and conv_read_close in one. */
 int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
                         conv_read_report *report, zs_error *err);
 

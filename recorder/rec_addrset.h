@@ -1,15 +1,15 @@
-/* A set of 64-bit keys (addresses, or address+length hashes): open
- * addressing, grows at half load. */
+/* A set of 64-bit keys (addresses, or address+length hashes), on the
+ * project's intern table (zs_intern.h). Zero-initialised is empty. */
 #ifndef REC_ADDRSET_H
 #define REC_ADDRSET_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zs_intern.h"
+
 typedef struct rec_addrset {
-    uint64_t *slots; /* 0 = empty; key 0 is kept in has_zero */
-    size_t cap, count;
-    int has_zero;
+    zs_intern table; /* hash zs_mix64(key), a bijection: the hash is the key */
 } rec_addrset;
 
 /* 1 when key was added, 0 when it was already there, -1 on no memory. */

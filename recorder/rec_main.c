@@ -11,6 +11,7 @@
 #include "rec_target.h"
 #include "zs_dwarf.h"
 #include "zs_elf.h"
+#include "zs_parse.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-record";
@@ -49,42 +50,10 @@ static void usage(FILE *out)
             PROG, PROG, PROG, PROG);
 }
 
-static int parse_number(const char *opt, const char *s, double lo, double hi, double *out,
-                        zs_error *err)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a number in %g..%g", opt, s, lo, hi);
-    *out = v;
-    return 0;
-}
-
-/* "100M", "2G", "65536": bytes, with binary suffixes. */
-static int parse_size(const char *opt, const char *s, uint64_t *out, zs_error *err)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mult = 1;
-    switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    }
-    if (errno || end == s || *end || !(v * mult >= 4096 && v * mult < 1e18))
-        return zs_fail(err, ZS_E_USAGE, "%s: '%s' is not a size of at least 4K (e.g. 100M, 2G)",
-                       opt, s);
-    *out = (uint64_t)(v * mult);
-    return 0;
-}
-
 static int add_pid(rec_options *o, const char *s, zs_error *err)
 {
     double v;
-    if (parse_number("--pid", s, 1, 4194304, &v, err) || v != (double)(pid_t)v)
+    if (zs_parse_number("--pid", s, 1, 4194304, &v, err) || v != (double)(pid_t)v)
         return zs_fail(err, ZS_E_USAGE, "--pid: '%s' is not a process id", s);
     pid_t *p = realloc(o->pids, (o->npids + 1) * sizeof *p);
     if (!p)
@@ -125,9 +94,9 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         switch (ch) {
         case 'p': if (add_pid(o, optarg, err)) return -1; break;
         case 'o': o->output = optarg; break;
-        case 'r': if (parse_number("--rate", optarg, 1, 10000, &o->rate_hz, err)) return -1; break;
-        case 'd': if (parse_number("--duration", optarg, 0.01, 1e7, &o->duration_s, err)) return -1; break;
-        case 1: if (parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
+        case 'r': if (zs_parse_number("--rate", optarg, 1, 10000, &o->rate_hz, err)) return -1; break;
+        case 'd': if (zs_parse_number("--duration", optarg, 0.01, 1e7, &o->duration_s, err)) return -1; break;
+        case 1: if (zs_parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
         case 2: o->nonblocking = 1; break;
         case 3: o->no_realtime = 1; break;
         case 4:
@@ -138,9 +107,9 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 5: o->layout.no_dwarf = 1; break;
         case 6: c->print_layout = 1; break;
         case 7: o->all = 1; break;
-        case 8: if (parse_number("--rotate", optarg, 1, 1e7, &o->rotate_seconds, err)) return -1; break;
-        case 9: if (parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
-        case 10: if (parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
+        case 8: if (zs_parse_number("--rotate", optarg, 1, 1e7, &o->rotate_seconds, err)) return -1; break;
+        case 9: if (zs_parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
+        case 10: if (zs_parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
         case 11: o->no_follow_cpu = 1; break;
         case 12: c->dump = 1; break;
         case 13: o->native = 1; break;

@@ -25,6 +25,7 @@
 #include <zstd.h>
 
 #include "zs_format.h"
+#include "zs_hex.h"
 #include "zs_layout.h"
 #include "zs_resolver.h"
 #include "zs_writer.h"
@@ -792,8 +793,7 @@ static int write_header(zs_writer *wr, const options *o, zs_error *err)
     } else if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
         return zs_fail(err, ZS_E_IO, "getrandom failed");
     }
-    for (int i = 0; i < 16; i++)
-        snprintf(id + 2 * i, 3, "%02x", rnd[i]);
+    zs_hex(id, sizeof id, rnd, sizeof rnd);
     snprintf(rate, sizeof rate, "%g", o->rate_hz);
     /* Fixed, not the build's version: golden recordings must not change. */
     zs_kv kv[] = {
