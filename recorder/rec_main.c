@@ -129,6 +129,9 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         c->exe = nrest ? rest[0] : NULL;
         return 0;
     }
+    if (o->native && o->nonblocking)
+        return zs_fail(err, ZS_E_USAGE, "--native needs the blocking mode: the registers and the "
+                       "stack are copied while zeek is stopped");
     if (c->dump) {
         if (o->npids != 1 || nrest || o->all)
             return zs_fail(err, ZS_E_USAGE, "--dump needs exactly one -p PID");

@@ -426,11 +426,6 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
     int mismatch;
     *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, s->mixed, ZS_MAX_FRAMES, &mismatch);
     s->native_mismatched += mismatch;
-    if (mismatch && getenv("ZS_DEBUG_MIX")) {
-        fprintf(stderr, "MISMATCH script %zu cut %d native %zu:", nscript, cut, m);
-        for (size_t i = 0; i < m; i++) { const char *nm; int nw; rec_native_symbol(sl->native, s->pcs[i], &nm, &nw); fprintf(stderr, " %s", nm); }
-        fprintf(stderr, "\n");
-    }
     return s->mixed;
 }
 
