@@ -16,7 +16,7 @@ enum { ZS_MAGIC_LEN = 8 };
 /* Bumped when a reader of the previous version would misread a file. Readers
  * read every version up to their own; record types they do not know are
  * skipped (and counted), so adding a record type needs no bump. */
-enum { ZS_FORMAT_VERSION = 1 };
+enum { ZS_FORMAT_VERSION = 2 }; /* 2: native frames (func 0) and SYMBOL records */
 
 typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
@@ -29,6 +29,8 @@ typedef enum zs_record_type {
     ZS_REC_TRAILER = 7,  /* varint samples, varint skipped, varint end t_us */
     ZS_REC_NETTIME = 8,  /* varint t_us, varint pid, 8-byte little-endian double:
                             Zeek's network_time as read with the sample at t_us */
+    ZS_REC_SYMBOL = 9,   /* varint pid, varint id, string name: a native function
+                            of that process, named on the sensor (mangled) */
 } zs_record_type;
 
 typedef enum zs_event_kind {
@@ -46,12 +48,16 @@ typedef enum zs_event_kind {
                                 the stop deadline (its ticks are skipped) */
 } zs_event_kind;
 
-/* One script frame as sampled: the Func and the statement or call expression
- * whose location gives the line being executed. Addresses in the target. */
+/* One frame as sampled. A script frame: the Func and the statement or call
+ * expression whose location gives the line being executed, addresses in the
+ * target. A native frame (--native, format 2): func 0 and stmt the id of a
+ * SYMBOL record of the same process. */
 typedef struct zs_frame {
     uint64_t func;
     uint64_t stmt;
 } zs_frame;
+
+static inline int zs_frame_is_native(const zs_frame *f) { return f->func == 0; }
 
 /* Limits that keep hostile input bounded. */
 enum {

@@ -324,6 +324,16 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
         memcpy(&rec->nettime.network_time, p, 8);
         return 0;
     }
+    case ZS_REC_SYMBOL: {
+        size_t off;
+        if (get_u32(c, &rec->symbol.pid) || zs_get_varint(c, &rec->symbol.id))
+            return -1;
+        r->strings.len = 0;
+        if (take_string(r, c, &off))
+            return -1;
+        rec->symbol.name = (const char *)r->strings.data + off;
+        return 0;
+    }
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
                zs_get_varint(c, &rec->trailer.t_us);

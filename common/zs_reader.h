@@ -25,6 +25,7 @@ typedef struct zs_record {
         struct { uint64_t t_us; uint32_t pid; uint32_t kind; uint64_t value; const char *message; } event;
         struct { uint64_t samples; uint64_t skipped; uint64_t t_us; } trailer;
         struct { uint64_t t_us; uint32_t pid; double network_time; } nettime;
+        struct { uint32_t pid; uint64_t id; const char *name; } symbol;
     };
 } zs_record;
 

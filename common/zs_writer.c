@@ -206,6 +206,19 @@ int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kin
     return maybe_flush(w, err);
 }
 
+int zs_writer_symbol(zs_writer *w, uint32_t pid, uint64_t id, const char *name, zs_error *err)
+{
+    if (reserve(w, 2 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_SYMBOL);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, id);
+    if (zs_put_string(&w->buf, name))
+        return zs_fail(err, ZS_E_NOMEM, "%s: record buffer", w->path);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err)
 {

@@ -26,6 +26,7 @@ int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *da
                        zs_error *err);
 int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kind, uint64_t value,
                     const char *message, zs_error *err);
+int zs_writer_symbol(zs_writer *w, uint32_t pid, uint64_t id, const char *name, zs_error *err);
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err);
 /* Writes everything buffered as one complete zstd frame. */

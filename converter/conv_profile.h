@@ -69,6 +69,8 @@ struct conv_profile {
 
 /* The pseudo-function of samples taken with an empty script call stack. */
 #define CONV_EMPTY_STACK "empty_call_stack"
+/* The file of every native (C++) function: their names are their identity. */
+#define CONV_NATIVE_FILE "[native]"
 
 /* Whether f is one body of an event or hook named "NAME FILE:LINE" (the
  * resolver names bodies so when a handler has several): its name already

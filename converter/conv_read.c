@@ -1,4 +1,5 @@
 #include "conv_read.h"
+#include "conv_demangle.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,6 +46,8 @@ typedef struct process {
     zs_image *image;
     nettime_point *clock;
     size_t nclock;
+    char **symbols;   /* native function names by SYMBOL id (format 2) */
+    size_t nsymbols;
 } process;
 
 typedef struct pending_sample {
@@ -55,6 +58,7 @@ typedef struct pending_sample {
 struct conv_reading {
     const char *path;
     zs_reader *reader;
+    uint32_t format_version; /* 2 on: func 0 marks a native frame */
     char key[256]; /* the cache key; "" when not asked for or too long */
     int at_end;
     int window, net_window; /* the filter has a time window; one in network time */
@@ -316,6 +320,48 @@ static int add_snapshot(reading *rd, const zs_record *rec, zs_error *err)
     return 0;
 }
 
+/* Native function ids are dense from 0 per process; a hostile file cannot
+ * make the table larger than this. */
+enum { MAX_SYMBOLS = 1 << 20 };
+
+static int add_symbol(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->symbol.pid, 1);
+    uint64_t id = rec->symbol.id;
+    if (!p || id >= MAX_SYMBOLS)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: symbol id %" PRIu64 " out of range", rd->path, id);
+    if (id >= p->nsymbols) {
+        size_t n = p->nsymbols ? p->nsymbols : 64;
+        while (n <= id)
+            n *= 2;
+        char **more = realloc(p->symbols, n * sizeof *more);
+        if (!more)
+            return zs_fail(err, ZS_E_NOMEM, "%s: symbols", rd->path);
+        memset(more + p->nsymbols, 0, (n - p->nsymbols) * sizeof *more);
+        p->symbols = more;
+        p->nsymbols = n;
+    }
+    free(p->symbols[id]);
+    if (!(p->symbols[id] = strdup(rec->symbol.name)))
+        return zs_fail(err, ZS_E_NOMEM, "%s: symbols", rd->path);
+    return 0;
+}
+
+/* A native frame's name: its symbol, demangled. */
+static zs_frame_info native_frame(const process *p, uint64_t id)
+{
+    const char *mangled = p && id < p->nsymbols ? p->symbols[id] : NULL;
+    char *name = NULL;
+    if (mangled) {
+        name = conv_demangle(mangled);
+    } else {
+        char buf[64];
+        snprintf(buf, sizeof buf, "[native symbol %" PRIu64 "]", id);
+        name = strdup(buf);
+    }
+    return (zs_frame_info){name, strdup(CONV_NATIVE_FILE), 0, 0, !mangled};
+}
+
 static void note_event(reading *rd, const zs_record *rec)
 {
     if (rec->event.kind == ZS_EV_SKIPPED)
@@ -356,7 +402,9 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
         mem = zs_image_memory(p->image);
     for (uint32_t i = 0; i < s->nframes; i++) {
         zs_frame_info fi;
-        if (p && p->has_layout) {
+        if (rd->format_version >= 2 && zs_frame_is_native(&s->frames[i])) {
+            fi = native_frame(p, s->frames[i].stmt);
+        } else if (p && p->has_layout) {
             if (zs_resolve_frame(&mem, &p->layout, &s->frames[i], &fi))
                 return zs_fail(err, ZS_E_NOMEM, "%s: resolving", rd->path);
         } else { /* no process record, so no layout to read anything with */
@@ -399,6 +447,7 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_SNAPSHOT: return add_snapshot(rd, rec, err);
     case ZS_REC_EVENT: note_event(rd, rec); return 0;
     case ZS_REC_TRAILER: return 0;
+    case ZS_REC_SYMBOL: return add_symbol(rd, rec, err);
     }
     return 0; /* record types of later versions: nothing to do */
 }
@@ -430,6 +479,7 @@ conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
     if (!(rd->reader = zs_reader_open(path, err)))
         goto fail;
     int got = zs_reader_next(rd->reader, &rec, err);
+    rd->format_version = zs_reader_format_version(rd->reader);
     if (got < 0)
         goto fail;
     if (got == 0) {
@@ -524,6 +574,9 @@ void conv_read_close(conv_reading *rd)
         zs_image_free(rd->procs[i].image);
         free(rd->procs[i].node);
         free(rd->procs[i].clock);
+        for (size_t k = 0; k < rd->procs[i].nsymbols; k++)
+            free(rd->procs[i].symbols[k]);
+        free(rd->procs[i].symbols);
     }
     free(rd->procs);
     free(rd->pending);

@@ -78,10 +78,32 @@ static int write_handlers(const conv_profile *p, uint64_t total, size_t top, FIL
         return -1;
     for (size_t i = 0; i < p->nfunctions; i++)
         rows[i].function = (uint32_t)i;
-    for (size_t i = 0; i < p->nstacks; i++)
-        if (p->stacks[i].nlocs)
-            rows[p->locations[p->stacks[i].locs[0]].function].cum += p->stacks[i].count;
+    /* With native frames (--native) the outermost frames are zeek's own
+     * (main, the event loop): the handler is the outermost script frame. */
+    uint64_t script = 0, under = 0, outside = 0;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const conv_stack *st = &p->stacks[i];
+        int first = -1, leaf_native = 0;
+        for (uint32_t k = 0; k < st->nlocs; k++) {
+            int native = !strcmp(p->functions[p->locations[st->locs[k]].function].file,
+                                 CONV_NATIVE_FILE);
+            if (!native && first < 0)
+                first = (int)k;
+            leaf_native = native;
+        }
+        if (first >= 0)
+            rows[p->locations[st->locs[first]].function].cum += st->count;
+        if (first < 0 && st->nlocs && leaf_native)
+            outside += st->count;
+        else if (leaf_native)
+            under += st->count;
+        else
+            script += st->count;
+    }
     qsort(rows, p->nfunctions, sizeof *rows, by_count);
+    if (under + outside)
+        fprintf(out, "\nscript %.1f %%, native under scripts %.1f %%, native outside scripts %.1f %%\n",
+                pct(script, total), pct(under, total), pct(outside, total));
     fprintf(out, "\nBy event handler (outermost frame, callees included):\n%10s %7s  %s\n",
             "samples", "share", "handler");
     for (size_t i = 0; i < p->nfunctions && rows[i].cum && (!top || i < top); i++)
@@ -119,7 +141,7 @@ int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
         const conv_function *f = &p->functions[r->function];
         fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
                 pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), f->name);
-        if (*f->file && !conv_function_names_body(f))
+        if (*f->file && !conv_function_names_body(f) && strcmp(f->file, CONV_NATIVE_FILE))
             fprintf(out, "%s:%d\n", f->file, f->start_line);
         else
             fputc('\n', out);

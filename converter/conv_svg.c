@@ -49,6 +49,8 @@ static kind kind_of(const conv_function *f, int outermost)
 {
     if (!strcmp(f->name, CONV_EMPTY_STACK))
         return K_IDLE;
+    if (!strcmp(f->file, CONV_NATIVE_FILE))
+        return K_NATIVE;
     if (!*f->file)
         return strncmp(f->name, "[unresolved ", 12) ? K_BIF : K_UNRESOLVED;
     /* Zeek's event loop calls handlers (and hooks): the outermost frames. */
@@ -61,8 +63,15 @@ static uint8_t *classify(const conv_profile *p)
     if (!outer)
         return NULL;
     for (size_t i = 0; i < p->nstacks; i++)
-        if (p->stacks[i].nlocs)
-            outer[p->locations[p->stacks[i].locs[0]].function] = 1;
+        for (uint32_t k = 0; k < p->stacks[i].nlocs; k++) {
+            /* The outermost script frame: native ones (main, the event
+             * loop) come before it in a native + script stack. */
+            uint32_t f = p->locations[p->stacks[i].locs[k]].function;
+            if (strcmp(p->functions[f].file, CONV_NATIVE_FILE)) {
+                outer[f] = 1;
+                break;
+            }
+        }
     for (size_t i = 0; i < p->nfunctions; i++)
         outer[i] = (uint8_t)kind_of(&p->functions[i], outer[i]);
     return outer;

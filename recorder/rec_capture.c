@@ -51,6 +51,8 @@ int rec_capture_frames(rec_capture *c, const zs_frame *frames, size_t n, zs_erro
 {
     zs_memory mem = {capturing_read, c};
     for (size_t i = 0; i < n; i++) {
+        if (zs_frame_is_native(&frames[i]))
+            continue; /* named by its SYMBOL record, nothing to capture */
         /* Funcs and statements live as long as the scripts: one resolution
          * each is enough. A failed read is not an error here: the converter
          * will show the frame as unresolved. */

@@ -37,6 +37,8 @@ static void usage(FILE *out)
             "                         detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
             "      --no-follow-cpu    do not move the recorder to each target's CPU to sample it\n"
+            "      --native           also record zeek's native (C++) frames, merged with the\n"
+            "                         script frames (blocking mode)\n"
             "      --layout FILE      object layout to use (see --print-layout)\n"
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
@@ -82,6 +84,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"all", no_argument, 0, 7},             {"rotate", required_argument, 0, 8},
         {"rotate-size", required_argument, 0, 9}, {"max-size", required_argument, 0, 10},
         {"no-follow-cpu", no_argument, 0, 11}, {"dump", no_argument, 0, 12},
+        {"native", no_argument, 0, 13},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 10: if (zs_parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
         case 11: o->no_follow_cpu = 1; break;
         case 12: c->dump = 1; break;
+        case 13: o->native = 1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
@@ -125,6 +129,9 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         c->exe = nrest ? rest[0] : NULL;
         return 0;
     }
+    if (o->native && o->nonblocking)
+        return zs_fail(err, ZS_E_USAGE, "--native needs the blocking mode: the registers and the "
+                       "stack are copied while zeek is stopped");
     if (c->dump) {
         if (o->npids != 1 || nrest || o->all)
             return zs_fail(err, ZS_E_USAGE, "--dump needs exactly one -p PID");

@@ -24,6 +24,8 @@ enum { MIN_FREE_BYTES = 64 << 20, MAX_PARTS_KEPT = 100000 };
 typedef struct proc {
     const rec_target *target;
     rec_capture *capture; /* per part: each part carries its own snapshot */
+    uint8_t *symbol_written; /* per part: SYMBOL records already in it, by id */
+    size_t symbol_cap;
 } proc;
 
 struct rec_output {
@@ -145,6 +147,9 @@ static void drop_part_state(rec_output *o)
     for (size_t i = 0; i < o->nprocs; i++) {
         rec_capture_free(o->procs[i].capture);
         o->procs[i].capture = NULL;
+        free(o->procs[i].symbol_written);
+        o->procs[i].symbol_written = NULL;
+        o->procs[i].symbol_cap = 0;
     }
     rec_stacks_free(o->stacks);
     o->stacks = NULL;
@@ -197,6 +202,8 @@ int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err)
     o->procs = p;
     p = &o->procs[o->nprocs];
     p->target = t;
+    p->symbol_written = NULL;
+    p->symbol_cap = 0;
     if (!(p->capture = rec_capture_new(t->pid, &t->layout, o->writer)))
         return zs_fail(err, ZS_E_NOMEM, "capture");
     o->nprocs++;
@@ -209,6 +216,7 @@ void rec_output_drop_process(rec_output *o, pid_t pid)
         if (o->procs[i].target->pid != pid)
             continue;
         rec_capture_free(o->procs[i].capture);
+        free(o->procs[i].symbol_written);
         o->procs[i] = o->procs[--o->nprocs];
         return;
     }
@@ -220,6 +228,28 @@ static proc *find(rec_output *o, pid_t pid)
         if (o->procs[i].target->pid == pid)
             return &o->procs[i];
     return NULL;
+}
+
+int rec_output_symbol(rec_output *o, pid_t pid, uint64_t id, const char *name, zs_error *err)
+{
+    proc *p = find(o, pid);
+    if (!p)
+        return 0;
+    if (id >= p->symbol_cap) {
+        size_t cap = p->symbol_cap ? p->symbol_cap : 256;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *more = realloc(p->symbol_written, cap);
+        if (!more)
+            return zs_fail(err, ZS_E_NOMEM, "symbol table");
+        memset(more + p->symbol_cap, 0, cap - p->symbol_cap);
+        p->symbol_written = more;
+        p->symbol_cap = cap;
+    }
+    if (p->symbol_written[id])
+        return 0;
+    p->symbol_written[id] = 1;
+    return zs_writer_symbol(o->writer, (uint32_t)pid, id, name, err);
 }
 
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,

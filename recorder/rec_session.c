@@ -16,6 +16,8 @@
 #include "rec_clock.h"
 #include "rec_cpu.h"
 #include "rec_discover.h"
+#include "rec_mixed.h"
+#include "rec_native.h"
 #include "rec_output.h"
 #include "rec_ptrace.h"
 #include "rec_sampler.h"
@@ -51,6 +53,8 @@ typedef struct slot {
     rec_target target;
     rec_tracee tracee;
     rec_sampler *sampler;
+    rec_native *native;  /* --native: its unwinder, or NULL */
+    int native_taken;    /* registers and stack copied in this sample's window */
     rec_cpu cpu;
     int active;
     int refused;         /* --all: not a usable zeek; not tried again */
@@ -83,6 +87,11 @@ typedef struct session {
     uint64_t skipped_written, torn_written, deep_written, failed_written, credited_written,
         late_written;
     zs_frame frames[ZS_MAX_FRAMES];
+    /* --native: the unwind and the mixed stack of one sample. */
+    uint64_t pcs[REC_NATIVE_MAX_FRAMES];
+    rec_mixed_native natives[REC_NATIVE_MAX_FRAMES];
+    zs_frame mixed[ZS_MAX_FRAMES];
+    uint64_t native_samples, native_mismatched, native_failed;
 } session;
 
 static uint64_t since_start_us(const session *s, uint64_t ns)
@@ -209,6 +218,11 @@ static int activate(session *s, slot *sl, zs_error *err)
 {
     if (!(sl->sampler = rec_sampler_new(&sl->target, ZS_MAX_FRAMES, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
+    if (s->o->native && !s->o->nonblocking) {
+        zs_error why = {0};
+        if (!(sl->native = rec_native_new(sl->target.pid, &why)))
+            say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
+    }
     rec_cpu_open(&sl->cpu, sl->target.pid);
     sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
     sl->active = 1;
@@ -379,6 +393,42 @@ static int target_gone(session *s, slot *sl, zs_error *err)
     return rc;
 }
 
+/* --native, after the target resumed: unwinds the copied stack, names its
+ * frames (each name written to the recording once) and places the script
+ * frames among them. Returns the frames to write (*n their count), or NULL
+ * on a write error. */
+static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut, size_t *n,
+                                  zs_error *err)
+{
+    int truncated;
+    size_t m = rec_native_unwind(sl->native, s->pcs, REC_NATIVE_MAX_FRAMES, &truncated);
+    s->native_samples++;
+    if (!m) {
+        s->native_failed++;
+        return s->frames;
+    }
+    for (size_t i = 0; i < m; i++) {
+        const char *name;
+        int is_new;
+        int64_t id = rec_native_symbol(sl->native, s->pcs[i], &name, &is_new);
+        if (id < 0) {
+            zs_fail(err, ZS_E_NOMEM, "native symbols");
+            return NULL;
+        }
+        if (rec_output_symbol(s->out, sl->target.pid, (uint64_t)id, name, err))
+            return NULL;
+        s->natives[i] = (rec_mixed_native){(uint64_t)id, rec_mixed_is_entry(name)};
+    }
+    /* A script frame with a null Func would read as native: never write one. */
+    for (size_t i = 0; i < nscript; i++)
+        if (!s->frames[i].func)
+            s->frames[i].func = 1;
+    int mismatch;
+    *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, s->mixed, ZS_MAX_FRAMES, &mismatch);
+    s->native_mismatched += mismatch;
+    return s->mixed;
+}
+
 /* Writes the stack just read: once for its tick, and once more for each
  * tick that passed while the target waited to reach its stop. */
 static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, uint64_t owed,
@@ -394,6 +444,12 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
     }
     int cut;
     size_t n = rec_sampler_frames(sl->sampler, s->frames, &cut);
+    const zs_frame *frames = s->frames;
+    if (sl->native_taken) {
+        if ((frames = mix_native(s, sl, n, cut, &n, err)) == NULL)
+            return -1;
+        sl->native_taken = 0;
+    }
     s->stats.samples++;
     s->stats.credited += owed;
     s->stats.deep += cut;
@@ -401,7 +457,7 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
     sl->credited += owed;
     for (uint64_t k = 0; k <= owed; k++)
         if (rec_output_sample(s->out, sl->target.pid, since_start_us(s, tick_ns + k * s->period_ns),
-                              s->frames, n, err))
+                              frames, n, err))
             return -1;
     return 0;
 }
@@ -412,6 +468,7 @@ static int take(session *s, slot *sl, zs_error *err)
 {
     uint64_t seen = rec_now_ns();
     rec_read_result res = rec_sampler_read(sl->sampler);
+    sl->native_taken = sl->native && res == REC_READ_OK && rec_native_capture(sl->native) == 0;
     rec_ptrace_resume(&sl->tracee);
     uint64_t done = rec_now_ns(), asked = sl->tracee.interrupt_ns;
     rec_hist_add(&s->stats.window, done - asked);
@@ -681,6 +738,10 @@ static void report_end(const session *s)
                 (int)sl->target.pid, sl->taken + sl->credited,
                 secs > 0 ? (double)(sl->taken + sl->credited) / secs : 0, sl->credited);
     }
+    if (s->native_samples)
+        say(s, "native frames: %" PRIu64 " stacks unwound; %" PRIu64 " unwinds failed, %" PRIu64
+            " did not match the script frames (kept as script frames and the native leaf)",
+            s->native_samples, s->native_failed, s->native_mismatched);
     if (st->skipped)
         say(s, "%" PRIu64 " sampling ticks were skipped (recorder late, or a target that did not stop)",
             st->skipped);
@@ -788,6 +849,7 @@ out:
     }
     for (size_t i = 0; i < s.nslots; i++) {
         rec_sampler_free(s.slots[i]->sampler);
+        rec_native_free(s.slots[i]->native);
         rec_cpu_close(&s.slots[i]->cpu);
         free(s.slots[i]);
     }

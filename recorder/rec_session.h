@@ -24,6 +24,7 @@ typedef struct rec_options {
     double stats_interval_s; /* 0: no periodic stats */
     int nonblocking;
     int no_realtime;         /* stay at normal priority (else SCHED_FIFO where permitted) */
+    int native;              /* also record native frames (blocking mode) */
     int no_follow_cpu;       /* stay put instead of sampling from each target's CPU */
     int quiet;
     int verbose;

@@ -124,6 +124,10 @@ class BroFunc : public Func {
 public:
 	BroFunc(std::string n, Location* loc) : Func(BRO_FUNC, std::move(n), loc) { }
 
+	// Where Zeek 3.0 pushes call_stack (src/Func.cc); a native unwind finds
+	// the script frames' places by this name. Not virtual: the layout is Zeek's.
+	void Call(const CallExpr* call) const;
+
 	int frame_size = 0;
 	// Test-double bookkeeping, not in Zeek: the ground-truth slot charged while
 	// each body runs. It sits after every member the profiler reads.
@@ -136,6 +140,8 @@ public:
 
 	BuiltinFunc(std::string n, built_in_func f)
 		: Func(BUILTIN_FUNC, std::move(n), nullptr), func(f) { }
+
+	void Call(const CallExpr* call) const;   // as BroFunc::Call
 
 	built_in_func func;
 	bool is_pure = false;

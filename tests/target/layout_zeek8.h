@@ -155,6 +155,10 @@ class ScriptFunc : public Func {
 public:
 	ScriptFunc(std::string n, Location* loc) : Func(SCRIPT_FUNC, std::move(n), loc) { }
 
+	// Where Zeek pushes call_stack (src/Func.cc); a native unwind finds the
+	// script frames' places by this name. Not virtual: the layout is Zeek's.
+	void Invoke(const CallExpr* call) const;
+
 	int frame_size = 0;
 	// Test-double bookkeeping, not in Zeek: the ground-truth slot charged while
 	// each body runs. It sits after every member the profiler reads.
@@ -167,6 +171,8 @@ public:
 
 	BuiltinFunc(std::string n, built_in_func f)
 		: Func(BUILTIN_FUNC, std::move(n), nullptr), func(f) { }
+
+	void Invoke(const CallExpr* call) const;   // as ScriptFunc::Invoke
 
 	built_in_func func;
 	bool is_pure = false;

@@ -199,6 +199,10 @@ static int write_script(const char *path, int every_record, script *s)
     ADD(.type = ZS_REC_NETTIME, .a = 1000000, .pid = 4242, .c = 6800000000001ULL);
     STEP(zs_writer_nettime(w, 1000000, 4242, 6800000000001.0 / 4, &err));
 
+    /* A native function's name (format 2). */
+    ADD(.type = ZS_REC_SYMBOL, .pid = 4242, .a = 70000, .message = "_ZN4zeek8EventMgr5DrainEv");
+    STEP(zs_writer_symbol(w, 4242, 70000, "_ZN4zeek8EventMgr5DrainEv", &err));
+
     ADD(.type = ZS_REC_TRAILER, .a = 7, .b = 3, .c = (1ULL << 40) + 127);
     rc |= zs_writer_close(w, 7, 3, (1ULL << 40) + 127, &err);
 #undef ADD
@@ -243,6 +247,8 @@ static int matches(const zs_record *r, const expected *e)
     case ZS_REC_NETTIME:
         return r->nettime.t_us == e->a && r->nettime.pid == e->pid &&
                r->nettime.network_time == (double)e->c / 4;
+    case ZS_REC_SYMBOL:
+        return r->symbol.pid == e->pid && r->symbol.id == e->a && !strcmp(r->symbol.name, e->message);
     }
     return 0;
 }

@@ -1,0 +1,63 @@
+#include "rec_mixed.h"
+
+#include <string.h>
+
+/* Where Zeek pushes call_stack, one activation per script frame (src/Func.cc):
+ * ScriptFunc::Invoke and BuiltinFunc::Invoke from 4.0 on, BroFunc::Call and
+ * BuiltinFunc::Call in 3.x. Mangled prefixes: const member functions. */
+static const char *const INTERPRETER_ENTRIES[] = {
+    "_ZNK4zeek6detail10ScriptFunc6Invoke",
+    "_ZNK4zeek6detail11BuiltinFunc6Invoke",
+    "_ZNK7BroFunc4Call",
+    "_ZNK11BuiltinFunc4Call",
+};
+
+int rec_mixed_is_entry(const char *name)
+{
+    for (size_t i = 0; i < sizeof INTERPRETER_ENTRIES / sizeof INTERPRETER_ENTRIES[0]; i++)
+        if (!strncmp(name, INTERPRETER_ENTRIES[i], strlen(INTERPRETER_ENTRIES[i])))
+            return 1;
+    return 0;
+}
+
+static zs_frame native_frame(uint64_t id) { return (zs_frame){0, id}; }
+
+size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
+                       const rec_mixed_native *native, size_t nnative, zs_frame *out,
+                       size_t max, int *mismatch)
+{
+    size_t k = 0, entries = 0, first = nnative, last = nnative;
+    *mismatch = 0;
+    for (size_t i = 0; i < nnative; i++) {
+        if (!native[i].entry)
+            continue;
+        if (!entries++)
+            first = i;
+        last = i;
+    }
+    if (nscript == 0) {
+        /* No script running: where the native time goes, all of it. */
+        for (size_t i = 0; i < nnative && k < max; i++)
+            out[k++] = native_frame(native[i].id);
+        return k;
+    }
+    if (entries != nscript || script_cut) {
+        /* Never a wrong interleaving: the script frames and the native leaf. */
+        *mismatch = nnative > 0;
+        for (size_t i = 0; i < nscript && k < max; i++)
+            out[k++] = script[i];
+        if (nnative && k < max)
+            out[k++] = native_frame(native[nnative - 1].id);
+        return k;
+    }
+    /* The native frames outside the interpreter, the script frames in its
+     * place (its plumbing between two script frames hidden), then what runs
+     * under the innermost one: a BiF's C++ body and its callees. */
+    for (size_t i = 0; i < first && k < max; i++)
+        out[k++] = native_frame(native[i].id);
+    for (size_t i = 0; i < nscript && k < max; i++)
+        out[k++] = script[i];
+    for (size_t i = last + 1; i < nnative && k < max; i++)
+        out[k++] = native_frame(native[i].id);
+    return k;
+}

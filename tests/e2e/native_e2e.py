@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""--native: zeek's C++ frames and its script frames in one stack.
+
+    native_e2e.py BUILD_DIR
+
+Each generation of the test double, with DWARF and stripped (.eh_frame and
+.symtab/.dynsym only), built -O2 without frame pointers, is launched under
+`zeek-spy-record --native` at 400 Hz for 4 s. Its md5_hash BiF runs a native
+chain of known names (zeek::BifFunc::md5_hash_bif or BifFunc::bro_md5_hash,
+then zeek::detail::hash_update, zeek::detail::hash_block). Checked on the
+folded output:
+  - the script frames sit inside the native stack in order: main before the
+    outermost script frame, the BiF's C++ chain after md5_hash, in order;
+  - the share of samples in hash_block is md5_hash's ground-truth share
+    within 3 points, and every script function's share (its samples as the
+    innermost script frame) is within 3 points of the double's truth;
+  - unwinds that failed or did not match the script frames stay under 1 %;
+  - the stripped build gives the same native names as the DWARF one.
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import record_e2e as e2e  # noqa: E402
+
+RATE, SECONDS = 400, 4
+CHAIN = {"3.0": ["BifFunc::bro_md5_hash(long)", "zeek::detail::hash_update(long)",
+                 "zeek::detail::hash_block(long)"],
+         "8.0": ["zeek::BifFunc::md5_hash_bif(long)", "zeek::detail::hash_update(long)",
+                 "zeek::detail::hash_block(long)"]}
+CHAIN["8.2"] = CHAIN["8.0"]
+
+
+def record(env, gen):
+    rec, truth = env.path("native.zspy"), env.path("truth.tsv")
+    r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", rec, "--",
+                 env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth])
+    if r.returncode != 0:
+        e2e.fail("recorder: " + r.stderr)
+    m = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not match",
+                  r.stderr)
+    if not m:
+        e2e.fail("no native report: " + r.stderr)
+    unwound, failed, mismatched = (int(x) for x in m.groups())
+    folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec])
+    if folded.returncode != 0:
+        e2e.fail("convert: " + folded.stderr)
+    stacks = []
+    for line in folded.stdout.splitlines():
+        frames, count = line.rsplit(" ", 1)
+        stacks.append((frames.split(";"), int(count)))
+    return stacks, truth, unwound, failed, mismatched
+
+
+def check(label, gen, stacks, truth_path, unwound, failed, mismatched):
+    truth, wall = e2e.read_ground_truth(truth_path)
+    script_names = set(truth)
+    total = sum(c for _, c in stacks)
+    bad = (failed + mismatched) / max(unwound, 1) * 100
+    if bad >= 1.0:
+        e2e.fail("%s: %.2f %% of unwinds failed or did not match (limit 1 %%)" % (label, bad))
+    chain = CHAIN[gen]
+    self_share, in_chain = {}, 0
+    for frames, count in stacks:
+        script = [i for i, f in enumerate(frames) if f in script_names]
+        innermost = frames[script[-1]] if script else "empty_call_stack"
+        self_share[innermost] = self_share.get(innermost, 0) + count
+        if script:
+            # A fallback stack (script frames and the native leaf, counted as
+            # a mismatch) starts with a script frame.
+            if script[0] > 0 and "main" not in frames[:script[0]]:
+                e2e.fail("%s: no main before the script frames: %s" % (label, ";".join(frames)))
+            if frames[script[-1]] == "md5_hash":
+                after = frames[script[-1] + 1:]
+                pos = [after.index(c) if c in after else -1 for c in chain]
+                if after and pos != sorted(pos):
+                    e2e.fail("%s: the BiF's chain out of order: %s" % (label, ";".join(frames)))
+        if chain[-1] in frames:
+            if "md5_hash" not in frames[:frames.index(chain[-1])]:
+                e2e.fail("%s: hash_block outside md5_hash: %s" % (label, ";".join(frames)))
+            in_chain += count
+    worst = 0.0
+    for name, (_kind, _file, _first, secs) in truth.items():
+        want = 100.0 * secs / wall
+        got = 100.0 * self_share.get(name, 0) / total
+        worst = max(worst, abs(got - want))
+        if abs(got - want) > 3:
+            e2e.fail("%s: %s share %.1f %% vs truth %.1f %%" % (label, name, got, want))
+    md5_want = 100.0 * truth["md5_hash"][3] / wall
+    md5_got = 100.0 * in_chain / total
+    if abs(md5_got - md5_want) > 3:
+        e2e.fail("%s: %s share %.1f %% vs md5_hash truth %.1f %%" % (label, chain[-1], md5_got, md5_want))
+    print("  %s: %d samples; %s %.1f %% (md5_hash truth %.1f %%); worst script share error %.2f "
+          "points; %.2f %% unwinds failed or mismatched"
+          % (label, total, chain[-1], md5_got, md5_want, worst, bad))
+    return {f for frames, _ in stacks for f in frames if f not in script_names}
+
+
+def main():
+    build = sys.argv[1]
+    for gen in ("3.0", "8.0", "8.2"):
+        names = {}
+        for stripped in (False, True):
+            env = e2e.Env(build, gen, stripped)
+            label = "Zeek %s double%s" % (gen, ", stripped" if stripped else "")
+            names[stripped] = check(label, gen, *record(env, gen))
+        for c in CHAIN[gen]:
+            if c not in names[True] or c not in names[False]:
+                e2e.fail("Zeek %s: %s missing (DWARF %s, stripped %s)"
+                         % (gen, c, c in names[False], c in names[True]))
+    print("PASS native")
+
+
+if __name__ == "__main__":
+    main()
