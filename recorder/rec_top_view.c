@@ -101,9 +101,9 @@ int rec_top_format(rec_top_text *t, const rec_top_header *h, const rec_top_row *
          "function", "location");
     for (size_t i = 0; i < nrows; i++) {
         const rec_top_row *r = &rows[i];
-        line(&p, "  %6.1f %7.1f  %6.1f %7.1f  %-*s %s", pct(r->wself, h->wsamples),
+        line(&p, "  %6.1f %7.1f  %6.1f %7.1f  %-*s%s%s", pct(r->wself, h->wsamples),
              pct(r->wtotal, h->wsamples), pct(r->self, h->samples), pct(r->total, h->samples),
-             NAME_WIDTH, r->name, r->where);
+             r->where[0] ? NAME_WIDTH : 0, r->name, r->where[0] ? " " : "", r->where);
     }
     if (p.failed)
         return -1;
