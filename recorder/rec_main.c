@@ -9,6 +9,7 @@
 #include "rec_session.h"
 #include "rec_signals.h"
 #include "rec_target.h"
+#include "rec_top.h"
 #include "zs_dwarf.h"
 #include "zs_elf.h"
 #include "zs_parse.h"
@@ -43,6 +44,9 @@ static void usage(FILE *out)
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
             "      --dump             stop -p PID once, print its script stack and exit\n"
+            "      --top              live view of the hottest functions, redrawn every second\n"
+            "                         (q quits; records too: to -o FILE, else a temporary file)\n"
+            "      --top-window SECS  --top's \"last N seconds\" columns (default 10, 1..300)\n"
             "  -q, --quiet            only errors\n"
             "  -v, --verbose          more detail\n"
             "  -V, --version          print the version\n"
@@ -84,10 +88,13 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"all", no_argument, 0, 7},             {"rotate", required_argument, 0, 8},
         {"rotate-size", required_argument, 0, 9}, {"max-size", required_argument, 0, 10},
         {"no-follow-cpu", no_argument, 0, 11}, {"dump", no_argument, 0, 12},
-        {"native", no_argument, 0, 13},
+        {"top", no_argument, 0, 13},           {"top-window", required_argument, 0, 14},
+        {"native", no_argument, 0, 15},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
+    o->top_window_s = 10;
+    double top_window = 0;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "+:p:o:r:d:qvVh", longopts, NULL)) != -1) {
@@ -112,7 +119,15 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 10: if (zs_parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
         case 11: o->no_follow_cpu = 1; break;
         case 12: c->dump = 1; break;
-        case 13: o->native = 1; break;
+        case 15: o->native = 1; break;
+        case 13: o->top = 1; break;
+        case 14:
+            if (zs_parse_number("--top-window", optarg, 1, REC_TOP_MAX_WINDOW, &top_window, err))
+                return -1;
+            if (top_window != (unsigned)top_window)
+                return zs_fail(err, ZS_E_USAGE, "--top-window: '%s' is not a whole number of seconds", optarg);
+            o->top_window_s = (unsigned)top_window;
+            break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
@@ -137,6 +152,8 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
             return zs_fail(err, ZS_E_USAGE, "--dump needs exactly one -p PID");
         return 0;
     }
+    if (top_window && !o->top)
+        return zs_fail(err, ZS_E_USAGE, "--top-window needs --top");
     if ((o->npids > 0) + (nrest > 0) + o->all > 1)
         return zs_fail(err, ZS_E_USAGE, "give one of -p PID, --all or -- COMMAND");
     if (nrest > 0)

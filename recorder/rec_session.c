@@ -23,6 +23,7 @@
 #include "rec_sampler.h"
 #include "rec_signals.h"
 #include "rec_stats.h"
+#include "rec_top.h"
 
 static const char PROG[] = "zeek-spy-record";
 
@@ -76,6 +77,7 @@ typedef struct session {
     size_t active;
     rec_output *out;
     rec_discover *discover;
+    rec_top *top;        /* --top, or NULL */
     rec_stats stats;
     uint64_t start_ns;
     uint64_t period_ns;
@@ -459,7 +461,7 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
         if (rec_output_sample(s->out, sl->target.pid, since_start_us(s, tick_ns + k * s->period_ns),
                               frames, n, err))
             return -1;
-    return 0;
+    return s->top ? rec_top_sample(s->top, &sl->target, s->frames, n, 1 + owed, err) : 0;
 }
 
 /* The target is in the stop its interrupt asked for: read, resume at once,
@@ -665,6 +667,9 @@ static int sample_loop(session *s, zs_error *err)
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns();
         if (now < clock.deadline_ns) {
+            /* --top draws and reads keys only while no target is held. */
+            if (s->top && !interrupted(s) && rec_top_idle(s->top, now, &s->stats))
+                break;
             rec_ptrace_wait(end && end < clock.deadline_ns ? end : clock.deadline_ns);
             if (collect(s, err))
                 return -1;
@@ -793,8 +798,10 @@ int rec_session_run(const rec_options *o, zs_error *err)
     s.follow_cpu = !o->nonblocking && !o->no_follow_cpu;
     if (prepare_targets(&s, &go, err) || rec_signals_stop_requested())
         goto out;
+    if (o->top && !(s.top = rec_top_new(o->top_window_s, !o->output, o->quiet, err)))
+        goto out;
     rec_output_config oc = {
-        .path = o->output, .rate_hz = o->rate_hz, .nonblocking = o->nonblocking,
+        .path = o->output ? o->output : rec_top_scratch_path(s.top), .rate_hz = o->rate_hz, .nonblocking = o->nonblocking,
         .rotate_bytes = o->rotate_bytes, .rotate_seconds = o->rotate_seconds,
         .max_bytes = o->max_bytes,
     };
@@ -818,6 +825,8 @@ int rec_session_run(const rec_options *o, zs_error *err)
     if (rec_output_tick(s.out, rec_now_ns(), 0, err))
         goto out;
     raise_priority(&s);
+    if (s.top)
+        rec_top_begin(s.top, s.start_ns);
     if (o->command && o->nonblocking) {
         /* Traced only to catch its exec: let it go for good. */
         rec_tracee *child = &s.slots[0]->tracee;
@@ -833,6 +842,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
 out:
     /* Targets first: whatever else failed, they must run on untraced. */
     release_targets(&s, go);
+    rec_top_end(s.top); /* the terminal back before anything is said */
     if (s.out && rc == 0) {
         report_end(&s);
         rc = rec_output_close(s.out, since_start_us(&s, rec_now_ns()), err);
@@ -855,5 +865,6 @@ out:
     }
     free(s.slots);
     rec_discover_free(s.discover);
+    rec_top_free(s.top); /* after the output is closed: removes a scratch recording */
     return rc;
 }

@@ -28,6 +28,8 @@ typedef struct rec_options {
     int no_follow_cpu;       /* stay put instead of sampling from each target's CPU */
     int quiet;
     int verbose;
+    int top;                 /* --top: a live view of the hottest functions */
+    unsigned top_window_s;   /* its "last N seconds" */
     rec_layout_choice layout;
 } rec_options;
 

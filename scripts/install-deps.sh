@@ -7,6 +7,8 @@ packages=(build-essential cmake pkg-config g++
           libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
           libelf-dev libdw-dev libsqlite3-dev sqlite3 golang-go
           python3 time binutils procps
+          # the --top test drives a terminal
+          tmux
           # the converter's SVG and speedscope tests: headless rendering, JSON schema
           chromium python3-jsonschema
           # clang with its libFuzzer and sanitizer runtimes (scripts/ci-fuzz.sh)
