@@ -731,6 +731,15 @@ static void report_end(const session *s)
             rec_hist_quantile_us(&st->held, 0.5), rec_hist_quantile_us(&st->held, 0.99),
             st->held.max_ns / 1e3);
     }
+    if (!s->o->nonblocking && st->samples && rec_hist_quantile_us(&st->wait, 0.5) > 30 &&
+        rec_hist_quantile_us(&st->wait, 0.99) < 1000) {
+        /* Slow stops on a quiet host: where the recorder ran, not the load. */
+        for (size_t i = 0; i < s->nslots; i++)
+            if (s->slots[i]->taken && s->slots[i]->pinned_cpu < 0)
+                say(s, "note: pid %d may run on any CPU, so its stops pay cross-CPU wake-ups; "
+                    "pinned (e.g. pin_cpus in zeekctl's node.cfg) they take about 15 us",
+                    (int)s->slots[i]->target.pid);
+    }
     if (st->credited)
         say(s, "%" PRIu64 " of %" PRIu64 " samples (%.1f %%) stand for ticks that passed while a "
             "target was on its way to its stop (waiting for a core on a busy host, or in an "
