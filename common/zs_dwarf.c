@@ -686,6 +686,50 @@ static void walk_scope(scan *s, Dwarf_Die *parent, const char *scope, int depth)
     } while (!s->done && next_sibling(&child) == 0);
 }
 
+/* The bytes of .debug_info as libdw sees them (decompressed), or 0. */
+static uint64_t info_size(Dwarf *dw)
+{
+    Elf *elf = dwarf_getelf(dw);
+    size_t shstrndx;
+    if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *name;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+            !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".debug_info"))
+            continue;
+        if (!(sh.sh_flags & SHF_COMPRESSED))
+            return sh.sh_size;
+        GElf_Chdr ch;
+        return gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+    }
+    return 0;
+}
+
+/* Every unit header, before any DIE is trusted: a unit whose length runs
+ * past the section (a cut file) makes the whole section suspect, even when
+ * the classes sought come before the cut. */
+static void check_units(Dwarf *dw)
+{
+    uint64_t size = info_size(dw), off = 0, next;
+    size_t header;
+    if (!size)
+        return;
+    int rc;
+    while ((rc = dwarf_next_unit(dw, off, &next, &header, NULL, NULL, NULL, NULL, NULL, NULL)) == 0) {
+        if (next > size || next <= off) {
+            note_trouble("the unit at 0x%llx runs past the end of .debug_info (0x%llx bytes)",
+                         (unsigned long long)off, (unsigned long long)size);
+            return;
+        }
+        off = next;
+    }
+    if (rc < 0)
+        note_trouble("unreadable unit header at 0x%llx: %s", (unsigned long long)off,
+                     dwarf_errmsg(-1));
+}
+
 static void scan_units(scan *s, Dwarf *dw)
 {
     Dwarf_CU *cu = NULL;
@@ -999,6 +1043,7 @@ int zs_dwarf_layout_from(const zs_dwarf_source *src, const char *build_id,
     s->prefer = sym[S_CALL_STACK_NS].found                 ? V_NAMESPACED
               : sym[S_CALL_STACK].found || (major >= 0 && major < 4) ? V_GLOBAL
                                                            : V_NAMESPACED;
+    check_units(d.dw);
     scan_units(s, d.dw);
     /* dwz moves shared types into a supplementary file (.gnu_debugaltlink). */
     Dwarf *alt = s->done ? NULL : dwarf_getalt(d.dw);

@@ -752,10 +752,16 @@ static void report_end(const session *s)
                 (int)sl->target.pid, sl->taken + sl->credited,
                 secs > 0 ? (double)(sl->taken + sl->credited) / secs : 0, sl->credited);
     }
-    if (s->native_samples)
+    if (s->native_samples) {
+        uint64_t truncated = 0;
+        for (size_t i = 0; i < s->nslots; i++)
+            truncated += s->slots[i]->native ? rec_native_truncated(s->slots[i]->native) : 0;
         say(s, "native frames: %" PRIu64 " stacks unwound; %" PRIu64 " unwinds failed, %" PRIu64
-            " did not match the script frames (kept as script frames and the native leaf)",
-            s->native_samples, s->native_failed, s->native_mismatched);
+            " did not match the script frames (kept as script frames and the native leaf), %" PRIu64
+            " deeper than the %d KiB stack copy (outermost frames missing)",
+            s->native_samples, s->native_failed, s->native_mismatched, truncated,
+            REC_NATIVE_STACK_BYTES >> 10);
+    }
     if (st->skipped)
         say(s, "%" PRIu64 " sampling ticks were skipped (recorder late, or a target that did not stop)",
             st->skipped);

@@ -132,7 +132,33 @@ def main():
         row("nonblocking shares vs ground truth", "within 3 points", "MISSED", False)
     row("nonblocking torn reads discarded", "(counted)", torn.group(1) if torn else "0", True)
 
-    # 4. Converter throughput.
+    # 4. --native: the same steady 10 s at 100 Hz, with native frames.
+    long_target = subprocess.Popen([args.target, "--seconds", "12", "--quiet"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    out = os.path.join(tmp, "native.zspy")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run([args.recorder, "--native", "-p", str(long_target.pid), "-d", "10", "-r", "100",
+                        "-o", out, "--stats", "1"], capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    long_target.wait()
+    cpu_n = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / 10.0 * 100.0
+    p50n, p99n = stop_times(r.stderr)
+    samples_n = int(re.search(r"(\d+) samples in", r.stderr).group(1))
+    stats = re.findall(r"([\d.]+) s, (\d+) samples, .* ([\d.]+) KiB written", r.stderr)
+    at2 = next(x for x in stats if float(x[0]) >= 2.0)
+    steady_n = (os.path.getsize(out) - float(at2[2]) * 1024) / (samples_n - int(at2[1]))
+    m = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not match", r.stderr)
+    bad = (int(m.group(2)) + int(m.group(3))) / max(int(m.group(1)), 1) * 100 if m else 100.0
+    row("--native stop time p50 @100 Hz", "<= 25 us", p50n, p50n <= 25, " us")
+    row("--native stop time p99 @100 Hz", "<= 200 us", p99n, p99n <= 200, " us")
+    row("--native recorder CPU @100 Hz", "<= 3 % of a core", cpu_n, cpu_n <= 3.0, " %")
+    row("--native recording size, steady", "<= 12 B/sample", steady_n, steady_n <= 12, " B/sample")
+    row("--native unwinds failed or mismatched", "< 1 %", bad, bad < 1.0, " %")
+    sn, _, _ = slowdown(args, ["-r", "100", "--native"], tmp, "n100")
+    row("--native slowdown @100 Hz", "<= 1 %", sn, sn <= 1.0, " %")
+
+    # 5. Converter throughput.
     if args.with_convert:
         script = os.path.join(os.path.dirname(__file__), "convert_bench.sh")
         c = subprocess.run(["bash", script, args.build], capture_output=True, text=True)

@@ -54,8 +54,11 @@ def sections(data):
 
 
 def truncated(d, s):
-    hdr, _, _ = s[".debug_info"]
-    struct.pack_into("<Q", d, hdr + 0x20, 64)  # sh_size: the first unit is cut
+    hdr, off, _ = s[".debug_info"]
+    # sh_size: the first unit is cut in its middle (a fixed size could end
+    # between two units of a build whose first unit is small: valid DWARF).
+    first_unit, = struct.unpack_from("<I", d, off)
+    struct.pack_into("<Q", d, hdr + 0x20, max(16, (first_unit + 4) // 2))
 
 
 def absurd_unit_length(d, s):
