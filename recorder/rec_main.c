@@ -67,6 +67,13 @@ static int add_pid(rec_options *o, const char *s, zs_error *err)
     return 0;
 }
 
+/* The long options without a short letter (above any character). */
+enum long_option {
+    OPT_STATS = 256, OPT_NONBLOCKING, OPT_NO_REALTIME, OPT_LAYOUT, OPT_NO_DWARF, OPT_PRINT_LAYOUT,
+    OPT_ALL, OPT_ROTATE, OPT_ROTATE_SIZE, OPT_MAX_SIZE, OPT_NO_FOLLOW_CPU, OPT_DUMP, OPT_TOP,
+    OPT_TOP_WINDOW, OPT_NATIVE,
+};
+
 typedef struct cli {
     rec_options rec;
     zs_layout forced;
@@ -78,18 +85,19 @@ typedef struct cli {
 static int parse_args(int argc, char **argv, cli *c, zs_error *err)
 {
     static const struct option longopts[] = {
-        {"pid", required_argument, 0, 'p'},     {"output", required_argument, 0, 'o'},
-        {"rate", required_argument, 0, 'r'},    {"duration", required_argument, 0, 'd'},
-        {"stats", required_argument, 0, 1},     {"nonblocking", no_argument, 0, 2},
-        {"no-realtime", no_argument, 0, 3},        {"layout", required_argument, 0, 4},
-        {"no-dwarf", no_argument, 0, 5},        {"print-layout", no_argument, 0, 6},
-        {"quiet", no_argument, 0, 'q'},         {"verbose", no_argument, 0, 'v'},
-        {"version", no_argument, 0, 'V'},       {"help", no_argument, 0, 'h'},
-        {"all", no_argument, 0, 7},             {"rotate", required_argument, 0, 8},
-        {"rotate-size", required_argument, 0, 9}, {"max-size", required_argument, 0, 10},
-        {"no-follow-cpu", no_argument, 0, 11}, {"dump", no_argument, 0, 12},
-        {"top", no_argument, 0, 13},           {"top-window", required_argument, 0, 14},
-        {"native", no_argument, 0, 15},
+        {"pid", required_argument, 0, 'p'},            {"output", required_argument, 0, 'o'},
+        {"rate", required_argument, 0, 'r'},           {"duration", required_argument, 0, 'd'},
+        {"quiet", no_argument, 0, 'q'},                {"verbose", no_argument, 0, 'v'},
+        {"version", no_argument, 0, 'V'},              {"help", no_argument, 0, 'h'},
+        {"stats", required_argument, 0, OPT_STATS},    {"nonblocking", no_argument, 0, OPT_NONBLOCKING},
+        {"no-realtime", no_argument, 0, OPT_NO_REALTIME}, {"layout", required_argument, 0, OPT_LAYOUT},
+        {"no-dwarf", no_argument, 0, OPT_NO_DWARF},    {"print-layout", no_argument, 0, OPT_PRINT_LAYOUT},
+        {"all", no_argument, 0, OPT_ALL},              {"rotate", required_argument, 0, OPT_ROTATE},
+        {"rotate-size", required_argument, 0, OPT_ROTATE_SIZE},
+        {"max-size", required_argument, 0, OPT_MAX_SIZE},
+        {"no-follow-cpu", no_argument, 0, OPT_NO_FOLLOW_CPU}, {"dump", no_argument, 0, OPT_DUMP},
+        {"top", no_argument, 0, OPT_TOP},              {"top-window", required_argument, 0, OPT_TOP_WINDOW},
+        {"native", no_argument, 0, OPT_NATIVE},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -103,25 +111,25 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case 'o': o->output = optarg; break;
         case 'r': if (zs_parse_number("--rate", optarg, 1, 10000, &o->rate_hz, err)) return -1; break;
         case 'd': if (zs_parse_number("--duration", optarg, 0.01, 1e7, &o->duration_s, err)) return -1; break;
-        case 1: if (zs_parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
-        case 2: o->nonblocking = 1; break;
-        case 3: o->no_realtime = 1; break;
-        case 4:
+        case OPT_STATS: if (zs_parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
+        case OPT_NONBLOCKING: o->nonblocking = 1; break;
+        case OPT_NO_REALTIME: o->no_realtime = 1; break;
+        case OPT_LAYOUT:
             if (zs_layout_load(optarg, &c->forced, err))
                 return -1;
             o->layout.forced = &c->forced;
             break;
-        case 5: o->layout.no_dwarf = 1; break;
-        case 6: c->print_layout = 1; break;
-        case 7: o->all = 1; break;
-        case 8: if (zs_parse_number("--rotate", optarg, 1, 1e7, &o->rotate_seconds, err)) return -1; break;
-        case 9: if (zs_parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
-        case 10: if (zs_parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
-        case 11: o->no_follow_cpu = 1; break;
-        case 12: c->dump = 1; break;
-        case 15: o->native = 1; break;
-        case 13: o->top = 1; break;
-        case 14:
+        case OPT_NO_DWARF: o->layout.no_dwarf = 1; break;
+        case OPT_PRINT_LAYOUT: c->print_layout = 1; break;
+        case OPT_ALL: o->all = 1; break;
+        case OPT_ROTATE: if (zs_parse_number("--rotate", optarg, 1, 1e7, &o->rotate_seconds, err)) return -1; break;
+        case OPT_ROTATE_SIZE: if (zs_parse_size("--rotate-size", optarg, &o->rotate_bytes, err)) return -1; break;
+        case OPT_MAX_SIZE: if (zs_parse_size("--max-size", optarg, &o->max_bytes, err)) return -1; break;
+        case OPT_NO_FOLLOW_CPU: o->no_follow_cpu = 1; break;
+        case OPT_DUMP: c->dump = 1; break;
+        case OPT_NATIVE: o->native = 1; break;
+        case OPT_TOP: o->top = 1; break;
+        case OPT_TOP_WINDOW:
             if (zs_parse_number("--top-window", optarg, 1, REC_TOP_MAX_WINDOW, &top_window, err))
                 return -1;
             if (top_window != (unsigned)top_window)
