@@ -24,6 +24,7 @@ struct rec_native {
     struct user_regs_struct regs;
     uint8_t stack[REC_NATIVE_STACK_BYTES];
     size_t stack_len;
+    int beyond_copy; /* the unwind asked for stack above the copy */
     /* The unwind under way. */
     uint64_t *pcs;
     size_t npcs, max;
@@ -58,8 +59,12 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
     (void)dwfl;
     rec_native *n = arg;
     uint64_t sp = n->regs.rsp;
-    if (addr < sp || addr - sp + sizeof *result > n->stack_len)
+    if (addr < sp || addr - sp + sizeof *result > n->stack_len) {
+        /* Above the copy, within reach of a stack: the copy was too short. */
+        if (addr >= sp && addr - sp < (64ULL << 20))
+            n->beyond_copy = 1;
         return false;
+    }
     memcpy(result, n->stack + (addr - sp), sizeof *result);
     return true;
 }
@@ -181,6 +186,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 
 static int unwind_once(rec_native *n, uint64_t *pcs, size_t max)
 {
+    n->beyond_copy = 0;
     n->pcs = pcs;
     n->npcs = 0;
     n->max = max;
@@ -205,10 +211,11 @@ size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncate
     int rc = unwind_once(n, pcs, max);
     if (outside_modules(n) && may_refresh(n) && open_dwfl(n) == 0)
         rc = unwind_once(n, pcs, max); /* the unwind needs every module's CFI */
-    /* The unwind ends in an error at the outermost frame on many systems;
-     * it was cut short when it stopped with frames still in the copy's
-     * range of a deeper stack than the copy holds. */
-    if (n->npcs == max || (rc != 0 && n->npcs > 1 && n->stack_len == sizeof n->stack)) {
+    /* Cut short: it needed stack above the copy, or ran out of room. (Its
+     * return code tells nothing: many systems end every unwind in an error
+     * at the outermost frame.) */
+    (void)rc;
+    if (n->npcs == max || n->beyond_copy) {
         *truncated = 1;
         n->truncated++;
     }

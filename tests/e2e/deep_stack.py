@@ -9,7 +9,9 @@ generation: the samples of that second keep the outermost 1,024 frames
 (Deep::f1 first: they name what is running), are counted as cut, and are
 not lost as torn reads. (On the 8.1+ model each frame is one iovec, and a
 stack of 1,024 frames once exceeded IOV_MAX in nonblocking mode, so every
-such sample was discarded as torn.)
+such sample was discarded as torn.) With --native the native stack is
+deeper than the recorder's stack copy: counted, and the samples fall back to
+their script frames.
 """
 import os
 import re
@@ -59,6 +61,26 @@ def main():
                 e2e.fail("%s: %d torn reads against %d deep samples" % (label, torn, deep))
             print("  %s: %d samples of the 1,100-deep chain, each cut to %d frames; %d torn"
                   % (label, deep, KEPT, torn))
+    # --native on the same chain: deeper than the 16 KiB stack copy. The
+    # unwind is cut short and counted as such; each sample keeps its 1,024
+    # script frames (and the native leaf), never a wrong interleaving.
+    env = e2e.Env(build, "8.2")
+    t = subprocess.Popen([env.target, "--deep", str(DEPTH), "--seconds", "2"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t.stderr.readline()
+    rec = env.path("deep-native.zspy")
+    r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)])
+    t.communicate()
+    m = re.search(r"(\d+) deeper than the 16 KiB stack copy", r.stderr)
+    if r.returncode != 0 or not m or int(m.group(1)) < 0.6 * RATE:
+        e2e.fail("--native on a deep stack: exit %d, %s" % (r.returncode, r.stderr))
+    folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout
+    deep = [ln for ln in folded.splitlines() if ln.startswith("Deep::f1")]
+    # (1,024 frames at most a stack: the script frames fill it.)
+    if not deep or any(len(ln.rsplit(" ", 1)[0].split(";")) != KEPT for ln in deep):
+        e2e.fail("--native on a deep stack: not its 1,024 script frames")
+    print("  --native, Zeek 8.2 double: %s unwinds cut by the 16 KiB copy, counted; %d deep stacks "
+          "kept as their 1,024 script frames" % (m.group(1), len(deep)))
     print("PASS deep-stack")
 
 
