@@ -37,15 +37,15 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
     }
     for (size_t i = 0; i < m; i++) {
         const char *name;
-        int is_new;
-        int64_t id = rec_native_symbol(sl->native, s->pcs[i], &name, &is_new);
+        int entry;
+        int64_t id = rec_native_symbol(sl->native, s->pcs[i], &name, &entry);
         if (id < 0) {
             zs_fail(err, ZS_E_NOMEM, "native symbols");
             return NULL;
         }
         if (rec_output_symbol(s->out, sl->target.pid, (uint64_t)id, name, err))
             return NULL;
-        s->natives[i] = (rec_mixed_native){(uint64_t)id, rec_mixed_is_entry(name)};
+        s->natives[i] = (rec_mixed_native){(uint64_t)id, entry};
     }
     /* A script frame with a null Func would read as native: never write one. */
     for (size_t i = 0; i < nscript; i++)
@@ -71,7 +71,7 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
         return rec_target_alive(sl->target.pid) ? 0 : rec_session_target_gone(s, sl, err);
     }
     int cut;
-    size_t n = rec_sampler_frames(sl->sampler, s->frames, &cut);
+    size_t nscript = rec_sampler_frames(sl->sampler, s->frames, &cut), n = nscript;
     const zs_frame *frames = s->frames;
     if (sl->native_taken) {
         if ((frames = mix_native(s, sl, n, cut, &n, err)) == NULL)
@@ -87,7 +87,8 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
         if (rec_output_sample(s->out, sl->target.pid, rec_session_us(s, tick_ns + k * s->period_ns),
                               frames, n, err))
             return -1;
-    return s->top ? rec_top_sample(s->top, &sl->target, s->frames, n, 1 + owed, err) : 0;
+    /* --top names script frames only (from live memory). */
+    return s->top ? rec_top_sample(s->top, &sl->target, s->frames, nscript, 1 + owed, err) : 0;
 }
 
 /* The target is in the stop its interrupt asked for: read, resume at once,

@@ -1,5 +1,7 @@
 #include "rec_native.h"
 
+#include "rec_mixed.h"
+
 #include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 typedef struct pc_slot {
     uint64_t pc; /* 0: empty */
     uint32_t id;
+    uint8_t entry; /* its symbol is an interpreter entry (rec_mixed.h) */
 } pc_slot;
 
 struct rec_native {
@@ -35,7 +38,7 @@ struct rec_native {
     size_t nnames;
     uint64_t last_refresh_ns;
     unsigned refreshes;
-    uint64_t failures, truncated;
+    uint64_t truncated;
 };
 
 static const Dwfl_Callbacks proc_callbacks = {
@@ -204,10 +207,8 @@ static int outside_modules(rec_native *n)
 size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncated)
 {
     *truncated = 0;
-    if (!n->stack_len || !max || !n->dwfl) {
-        n->failures++;
+    if (!n->stack_len || !max || !n->dwfl)
         return 0;
-    }
     int rc = unwind_once(n, pcs, max);
     if (outside_modules(n) && may_refresh(n) && open_dwfl(n) == 0)
         rc = unwind_once(n, pcs, max); /* the unwind needs every module's CFI */
@@ -219,8 +220,6 @@ size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncate
         *truncated = 1;
         n->truncated++;
     }
-    if (n->npcs == 0)
-        n->failures++;
     /* Innermost first from libdwfl; the recording wants outermost first. */
     for (size_t i = 0; i < n->npcs / 2; i++) {
         uint64_t t = pcs[i];
@@ -276,9 +275,8 @@ static char *name_of(rec_native *n, uint64_t pc)
     return strdup(buf);
 }
 
-int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *is_new)
+int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *entry)
 {
-    *is_new = 0;
     if (!pc)
         pc = 1; /* 0 marks an empty slot */
     if ((n->by_pc_used + 1) * 2 > n->by_pc_cap && grow(n))
@@ -288,6 +286,7 @@ int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *is
         k = (k + 1) & (n->by_pc_cap - 1);
     if (n->by_pc[k].pc) {
         *name = n->names[n->by_pc[k].id];
+        *entry = n->by_pc[k].entry;
         return n->by_pc[k].id;
     }
     char *s = name_of(n, pc);
@@ -305,16 +304,16 @@ int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *is
         }
         n->names = more;
         n->names[n->nnames++] = s;
-        *is_new = 1;
     } else {
         free(s);
     }
     n->by_pc[k].pc = pc;
     n->by_pc[k].id = id;
+    n->by_pc[k].entry = (uint8_t)rec_mixed_is_entry(n->names[id]);
     n->by_pc_used++;
     *name = n->names[id];
+    *entry = n->by_pc[k].entry;
     return id;
 }
 
-uint64_t rec_native_failures(const rec_native *n) { return n->failures; }
 uint64_t rec_native_truncated(const rec_native *n) { return n->truncated; }

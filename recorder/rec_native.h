@@ -33,14 +33,14 @@ int rec_native_capture(rec_native *n);
  * frame. Returns the count (0 when the unwind failed). */
 size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncated);
 
-/* The symbol a PC lies in: a stable id for this process, and its (mangled)
- * name, "[module+0xOFFSET]" when no symbol covers it, in n's storage.
- * *is_new is set the first time an id is handed out (the caller writes it
- * to the recording once). -1 on out-of-memory. */
-int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *is_new);
+/* The symbol a PC lies in: a stable id for this process, its (mangled) name,
+ * "[module+0xOFFSET]" when no symbol covers it, in n's storage, and whether
+ * it is one of Zeek's interpreter entries (rec_mixed_is_entry). All worked
+ * out once per PC: a sample's frames cost a hash lookup each. -1 on
+ * out-of-memory. */
+int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *entry);
 
-/* Counters for the end report. */
-uint64_t rec_native_failures(const rec_native *n);
+/* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);
 
 #endif
