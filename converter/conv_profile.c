@@ -344,3 +344,5 @@ out:
     free(map);
     return rc;
 }
+
+int conv_function_is_native(const conv_function *f) { return !strcmp(f->file, CONV_NATIVE_FILE); }

@@ -76,6 +76,8 @@ struct conv_profile {
  * resolver names bodies so when a handler has several): its name already
  * says where it is. */
 int conv_function_names_body(const conv_function *f);
+/* Whether f is a native (C++) function of a --native recording. */
+int conv_function_is_native(const conv_function *f);
 
 conv_profile *conv_profile_new(void);
 void conv_profile_free(conv_profile *p);

@@ -85,8 +85,7 @@ static int write_handlers(const conv_profile *p, uint64_t total, size_t top, FIL
         const conv_stack *st = &p->stacks[i];
         int first = -1, leaf_native = 0;
         for (uint32_t k = 0; k < st->nlocs; k++) {
-            int native = !strcmp(p->functions[p->locations[st->locs[k]].function].file,
-                                 CONV_NATIVE_FILE);
+            int native = conv_function_is_native(&p->functions[p->locations[st->locs[k]].function]);
             if (!native && first < 0)
                 first = (int)k;
             leaf_native = native;
@@ -141,7 +140,7 @@ int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
         const conv_function *f = &p->functions[r->function];
         fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
                 pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), f->name);
-        if (*f->file && !conv_function_names_body(f) && strcmp(f->file, CONV_NATIVE_FILE))
+        if (*f->file && !conv_function_names_body(f) && !conv_function_is_native(f))
             fprintf(out, "%s:%d\n", f->file, f->start_line);
         else
             fputc('\n', out);

@@ -49,7 +49,7 @@ static kind kind_of(const conv_function *f, int outermost)
 {
     if (!strcmp(f->name, CONV_EMPTY_STACK))
         return K_IDLE;
-    if (!strcmp(f->file, CONV_NATIVE_FILE))
+    if (conv_function_is_native(f))
         return K_NATIVE;
     if (!*f->file)
         return strncmp(f->name, "[unresolved ", 12) ? K_BIF : K_UNRESOLVED;
@@ -67,7 +67,7 @@ static uint8_t *classify(const conv_profile *p)
             /* The outermost script frame: native ones (main, the event
              * loop) come before it in a native + script stack. */
             uint32_t f = p->locations[p->stacks[i].locs[k]].function;
-            if (strcmp(p->functions[f].file, CONV_NATIVE_FILE)) {
+            if (!conv_function_is_native(&p->functions[f])) {
                 outer[f] = 1;
                 break;
             }
