@@ -29,24 +29,22 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
                                   zs_error *err)
 {
     int truncated;
-    size_t m = rec_native_unwind(sl->native, s->pcs, REC_NATIVE_MAX_FRAMES, &truncated);
+    size_t m = rec_native_unwind(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &truncated);
     s->native_samples++;
     if (!m) {
         s->native_failed++;
+        const char *why = rec_native_broken(sl->native);
+        if (why && !sl->said_native_broken) {
+            sl->said_native_broken = 1;
+            rec_session_say(s, "warning: pid %d: no more native frames: %s; sampling goes on "
+                "with script frames", (int)sl->target.pid, why);
+        }
         return s->frames;
     }
-    for (size_t i = 0; i < m; i++) {
-        const char *name;
-        int entry;
-        int64_t id = rec_native_symbol(sl->native, s->pcs[i], &name, &entry);
-        if (id < 0) {
-            zs_fail(err, ZS_E_NOMEM, "native symbols");
+    for (size_t i = 0; i < m; i++)
+        if (rec_output_symbol(s->out, sl->target.pid, s->natives[i].id,
+                              rec_native_name(sl->native, s->natives[i].id), err))
             return NULL;
-        }
-        if (rec_output_symbol(s->out, sl->target.pid, (uint64_t)id, name, err))
-            return NULL;
-        s->natives[i] = (rec_mixed_native){(uint64_t)id, entry};
-    }
     /* A script frame with a null Func would read as native: never write one. */
     for (size_t i = 0; i < nscript; i++)
         if (!s->frames[i].func)

@@ -1,92 +1,49 @@
 #include "rec_native.h"
 
 #include "rec_mixed.h"
+#include "rec_signals.h"
+#include "rec_unwind_msg.h"
+#include "rec_unwinder.h"
 
 #include <elf.h>
-#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
-/* PC -> symbol id, open addressing; names by id. */
-typedef struct pc_slot {
-    uint64_t pc; /* 0: empty */
-    uint32_t id;
-    uint8_t entry; /* its symbol is an interpreter entry (rec_mixed.h) */
-} pc_slot;
+/* How long an answer may take: the first unwind after a module list parses
+ * the modules' unwind tables, a zeek binary's among them. */
+enum { ANSWER_MS = 3000, MAX_SYMBOLS = 1 << 20 };
 
 struct rec_native {
     pid_t pid;
-    Dwfl *dwfl;
-    int attached;
+    pid_t child;
+    int sock;           /* -1 once the unwinder is gone */
+    const char *broken; /* why it is gone */
     /* The window's copy. */
     struct user_regs_struct regs;
     uint8_t stack[REC_NATIVE_STACK_BYTES];
     size_t stack_len;
-    int beyond_copy; /* the unwind asked for stack above the copy */
-    /* The unwind under way. */
-    uint64_t *pcs;
-    size_t npcs, max;
-    /* Symbols. */
-    pc_slot *by_pc;
-    size_t by_pc_cap, by_pc_used;
+    /* Symbols by id, as the unwinder named them. */
     char **names;
+    uint8_t *entry;
     size_t nnames;
     uint64_t last_refresh_ns;
     unsigned refreshes;
     uint64_t truncated;
-};
-
-static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
-{
-    (void)dwfl;
-    if (*thread_argp)
-        return 0; /* the main thread only */
-    *thread_argp = arg;
-    return ((rec_native *)arg)->pid;
-}
-
-/* Stack slots come from the copy; anything else is not needed by a CFI
- * unwind (the unwind tables are read from the module files). */
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
-{
-    (void)dwfl;
-    rec_native *n = arg;
-    uint64_t sp = n->regs.rsp;
-    if (addr < sp || addr - sp + sizeof *result > n->stack_len) {
-        /* Above the copy, within reach of a stack: the copy was too short. */
-        if (addr >= sp && addr - sp < (64ULL << 20))
-            n->beyond_copy = 1;
-        return false;
-    }
-    memcpy(result, n->stack + (addr - sp), sizeof *result);
-    return true;
-}
-
-static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
-{
-    const struct user_regs_struct *r = &((rec_native *)arg)->regs;
-    /* The x86-64 DWARF register numbers: rax rdx rcx rbx rsi rdi rbp rsp,
-     * r8..r15, then the return address column, which is the PC. */
-    Dwarf_Word dw[17] = {r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
-                         r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
-                         r->rip};
-    return dwfl_thread_state_registers(thread, 0, 17, dw);
-}
-
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-    .next_thread = next_thread,
-    .memory_read = memory_read,
-    .set_initial_registers = set_initial_registers,
+    uint8_t msg[UW_MAX_MSG];
 };
 
 static uint64_t now_ns(void)
@@ -96,28 +53,163 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A Dwfl over the modules of /proc/PID/maps, made again when a PC falls
- * outside them: a launched zeek maps its libraries after its exec, and
- * plugins are dlopen'ed later still. (Reporting the modules again into the
- * same Dwfl left libraries mapped since unknown to its unwinder: made anew,
- * at most ten times a second.) */
-static int open_dwfl(rec_native *n)
+/* The unwinder is of no more use: it goes, and the samples keep their
+ * script frames. */
+static void give_up(rec_native *n, const char *why)
 {
-    if (n->dwfl)
-        dwfl_end(n->dwfl);
-    n->dwfl = dwfl_begin(&proc_callbacks);
-    n->last_refresh_ns = now_ns();
-    if (!n->dwfl)
-        return -1;
-    dwfl_report_begin(n->dwfl);
-    int rc = dwfl_linux_proc_report(n->dwfl, n->pid);
-    dwfl_report_end(n->dwfl, NULL, NULL);
-    if (rc != 0 || !dwfl_attach_state(n->dwfl, NULL, n->pid, &thread_callbacks, n)) {
-        dwfl_end(n->dwfl);
-        n->dwfl = NULL;
-        return -1;
+    if (n->sock >= 0) {
+        close(n->sock);
+        n->sock = -1;
     }
+    if (n->child > 0) {
+        kill(n->child, SIGKILL);
+        /* The sampling loop's waitpid(-1) may have collected it first. */
+        while (waitpid(n->child, NULL, __WALL) < 0 && errno == EINTR)
+            ;
+        n->child = 0;
+    }
+    if (!n->broken)
+        n->broken = why;
+}
+
+static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payload, size_t len,
+                    int fd)
+{
+    rec_unwind_head h = {type, arg};
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+    if (fd >= 0) {
+        memset(&control, 0, sizeof control);
+        m.msg_control = control.buf;
+        m.msg_controllen = sizeof control.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    for (;;) {
+        if (n->sock < 0)
+            return -1;
+        if (sendmsg(n->sock, &m, MSG_NOSIGNAL) >= 0)
+            return 0;
+        if (errno != EINTR) {
+            give_up(n, "the unwinder exited");
+            return -1;
+        }
+    }
+}
+
+/* A module file as the target maps it (its own mount namespace, deleted
+ * or replaced since), else by its path. Opened by root, parsed by nobody. */
+static int open_module(pid_t pid, const char *range, const char *path)
+{
+    char p[96];
+    snprintf(p, sizeof p, "/proc/%d/map_files/%s", (int)pid, range);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    return fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The vdso, copied from the target into a memory file: its unwind table
+ * for samples taken in clock_gettime and friends. */
+static int vdso_image(pid_t pid, uint64_t start, uint64_t end)
+{
+    size_t len = (size_t)(end - start);
+    if (end <= start || len > (1 << 20))
+        return -1;
+    void *buf = malloc(len);
+    int fd = buf ? memfd_create("zeek-spy-vdso", MFD_CLOEXEC) : -1;
+    struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)start, len};
+    if (fd >= 0 && (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len ||
+                    write(fd, buf, len) != (ssize_t)len)) {
+        close(fd);
+        fd = -1;
+    }
+    free(buf);
+    return fd;
+}
+
+static int seen_before(char **paths, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(paths[i], path) == 0)
+            return 1;
     return 0;
+}
+
+/* Sends the target's modules: each file once, then /proc/PID/maps, then
+ * the vdso. The unwinder reads nothing of the target by itself. */
+static int send_modules(rec_native *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)n->pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char *text = NULL, **paths = NULL, line[4096];
+    size_t len = 0, npaths = 0;
+    uint64_t vdso_start = 0, vdso_end = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        size_t l = strlen(line);
+        char *more = len + l <= UW_MAX_MAPS ? realloc(text, len + l) : NULL;
+        if (!more) {
+            rc = -1;
+            break;
+        }
+        text = more;
+        memcpy(text + len, line, l);
+        len += l;
+        unsigned long long start, end;
+        int name_at = 0;
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &name_at) < 2 || !name_at)
+            continue;
+        char *name = line + name_at;
+        name[strcspn(name, "\n")] = '\0';
+        if (strcmp(name, "[vdso]") == 0) {
+            vdso_start = start;
+            vdso_end = end;
+        }
+        if (name[0] != '/' || seen_before(paths, npaths, name))
+            continue;
+        char **grown = realloc(paths, (npaths + 1) * sizeof *grown);
+        char *copy = strdup(name);
+        if (!grown || !copy) {
+            free(copy);
+            if (grown)
+                paths = grown;
+            rc = -1;
+            break;
+        }
+        paths = grown;
+        paths[npaths++] = copy;
+        char range[48];
+        snprintf(range, sizeof range, "%llx-%llx", start, end);
+        int fd = open_module(n->pid, range, name);
+        if (fd >= 0) {
+            rc = send_msg(n, UW_FILE, 0, name, strlen(name), fd);
+            close(fd);
+        }
+    }
+    fclose(f);
+    for (size_t i = 0; i < npaths; i++)
+        free(paths[i]);
+    free(paths);
+    for (size_t at = 0; rc == 0 && at < len; at += UW_MAPS_PART)
+        rc = send_msg(n, UW_MAPS_TEXT, 0, text + at, len - at < UW_MAPS_PART ? len - at : UW_MAPS_PART, -1);
+    free(text);
+    if (rc == 0) {
+        int vdso = vdso_start ? vdso_image(n->pid, vdso_start, vdso_end) : -1;
+        rc = send_msg(n, UW_MAPS_END, vdso >= 0, &vdso_start, sizeof vdso_start, vdso);
+        if (vdso >= 0)
+            close(vdso);
+    }
+    n->last_refresh_ns = now_ns();
+    return rc;
 }
 
 /* A launched zeek maps its libraries in its first milliseconds: the first
@@ -139,9 +231,28 @@ rec_native *rec_native_new(pid_t pid, zs_error *err)
         return NULL;
     }
     n->pid = pid;
-    if (open_dwfl(n)) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        zs_fail(err, ZS_E_IO, "pid %d: native frames: socketpair: %s", (int)pid, strerror(errno));
+        free(n);
+        return NULL;
+    }
+    n->child = fork();
+    if (n->child == 0) {
+        close(sv[0]);
+        rec_unwinder_main(sv[1]);
+    }
+    close(sv[1]);
+    n->sock = sv[0];
+    if (n->child < 0) {
+        zs_fail(err, ZS_E_IO, "pid %d: native frames: fork: %s", (int)pid, strerror(errno));
+        n->child = 0;
+        rec_native_free(n);
+        return NULL;
+    }
+    if (send_modules(n) != 0) {
         zs_fail(err, ZS_E_TARGET, "pid %d: native unwinding cannot start: %s", (int)pid,
-                dwfl_errmsg(-1));
+                n->broken ? n->broken : "its modules cannot be read");
         rec_native_free(n);
         return NULL;
     }
@@ -152,12 +263,11 @@ void rec_native_free(rec_native *n)
 {
     if (!n)
         return;
-    if (n->dwfl)
-        dwfl_end(n->dwfl);
+    give_up(n, NULL);
     for (size_t i = 0; i < n->nnames; i++)
         free(n->names[i]);
     free(n->names);
-    free(n->by_pc);
+    free(n->entry);
     free(n);
 }
 
@@ -175,145 +285,125 @@ int rec_native_capture(rec_native *n)
     return 0;
 }
 
-static int frame_cb(Dwfl_Frame *state, void *arg)
+/* The next message from the unwinder; its payload length, -1 when it is
+ * gone, -2 when a stop signal came first. */
+static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline)
 {
-    rec_native *n = arg;
-    Dwarf_Addr pc;
-    bool activation;
-    if (!dwfl_frame_pc(state, &pc, &activation))
-        return DWARF_CB_ABORT;
-    /* A return address points after the call: step back into it. */
-    n->pcs[n->npcs++] = activation ? pc : pc - 1;
-    return n->npcs < n->max ? DWARF_CB_OK : DWARF_CB_ABORT;
-}
-
-static int unwind_once(rec_native *n, uint64_t *pcs, size_t max)
-{
-    n->beyond_copy = 0;
-    n->pcs = pcs;
-    n->npcs = 0;
-    n->max = max;
-    return dwfl_getthread_frames(n->dwfl, n->pid, frame_cb, n);
-}
-
-static int outside_modules(rec_native *n)
-{
-    for (size_t i = 0; i < n->npcs; i++)
-        if (!dwfl_addrmodule(n->dwfl, n->pcs[i]))
-            return 1;
-    return n->npcs == 0;
-}
-
-size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncated)
-{
-    *truncated = 0;
-    if (!n->stack_len || !max || !n->dwfl)
-        return 0;
-    int rc = unwind_once(n, pcs, max);
-    if (outside_modules(n) && may_refresh(n) && open_dwfl(n) == 0)
-        rc = unwind_once(n, pcs, max); /* the unwind needs every module's CFI */
-    /* Cut short: it needed stack above the copy, or ran out of room. (Its
-     * return code tells nothing: many systems end every unwind in an error
-     * at the outermost frame.) */
-    (void)rc;
-    if (n->npcs == max || n->beyond_copy) {
-        *truncated = 1;
-        n->truncated++;
-    }
-    /* Innermost first from libdwfl; the recording wants outermost first. */
-    for (size_t i = 0; i < n->npcs / 2; i++) {
-        uint64_t t = pcs[i];
-        pcs[i] = pcs[n->npcs - 1 - i];
-        pcs[n->npcs - 1 - i] = t;
-    }
-    return n->npcs;
-}
-
-static uint64_t hash_pc(uint64_t pc) { return (pc * 0x9E3779B97F4A7C15ULL) >> 17; }
-
-static int grow(rec_native *n)
-{
-    size_t cap = n->by_pc_cap ? n->by_pc_cap * 2 : 1024;
-    pc_slot *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < n->by_pc_cap; i++) {
-        if (!n->by_pc[i].pc)
+    for (;;) {
+        uint64_t now = now_ns();
+        if (now >= deadline) {
+            give_up(n, "the unwinder did not answer within 3 s");
+            return -1;
+        }
+        struct pollfd p = {n->sock, POLLIN, 0};
+        int r = poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
+        if (r < 0 && errno == EINTR) {
+            if (rec_signals_stop_requested())
+                return -2;
             continue;
-        size_t k = hash_pc(n->by_pc[i].pc) & (cap - 1);
-        while (t[k].pc)
-            k = (k + 1) & (cap - 1);
-        t[k] = n->by_pc[i];
+        }
+        if (r <= 0)
+            continue;
+        ssize_t got = recv(n->sock, n->msg, sizeof n->msg, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < (ssize_t)sizeof *h) {
+            give_up(n, got == 0 ? "the unwinder exited (crashed?)" : "the unwinder's answer was cut");
+            return -1;
+        }
+        memcpy(h, n->msg, sizeof *h);
+        return got - (ssize_t)sizeof *h;
     }
-    free(n->by_pc);
-    n->by_pc = t;
-    n->by_pc_cap = cap;
+}
+
+/* A name the unwinder sent: ids come in order, names within bounds. */
+static int add_name(rec_native *n, const rec_unwind_head *h, size_t len)
+{
+    if (h->arg != n->nnames || len == 0 || len >= UW_MAX_NAME || n->nnames >= MAX_SYMBOLS) {
+        give_up(n, "the unwinder named a symbol out of order");
+        return -1;
+    }
+    char **names = realloc(n->names, (n->nnames + 1) * sizeof *names);
+    if (names)
+        n->names = names;
+    uint8_t *entry = realloc(n->entry, n->nnames + 1);
+    if (entry)
+        n->entry = entry;
+    char *name = names && entry ? strndup((const char *)n->msg + sizeof *h, len) : NULL;
+    if (!name) {
+        give_up(n, "out of memory for native symbols");
+        return -1;
+    }
+    n->names[n->nnames] = name;
+    n->entry[n->nnames] = (uint8_t)rec_mixed_is_entry(name);
+    n->nnames++;
     return 0;
 }
 
-/* The name of pc: its symbol, or its module and offset. */
-static char *name_of(rec_native *n, uint64_t pc)
+/* One unwind: the request, the names of symbols seen for the first time,
+ * the result. Returns the frame count, -1 on failure. */
+static ssize_t ask(rec_native *n, rec_mixed_native *frames, size_t max, uint32_t *flags)
 {
-    Dwfl_Module *mod = n->dwfl ? dwfl_addrmodule(n->dwfl, pc) : NULL;
-    if (!mod && may_refresh(n) && open_dwfl(n) == 0)
-        mod = dwfl_addrmodule(n->dwfl, pc); /* mapped since: a plugin */
-    char buf[512];
-    if (!mod) {
-        snprintf(buf, sizeof buf, "[unknown 0x%llx]", (unsigned long long)pc);
-        return strdup(buf);
-    }
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-    if (name)
-        return strdup(name);
-    Dwarf_Addr start;
-    const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-    const char *base = path ? strrchr(path, '/') : NULL;
-    snprintf(buf, sizeof buf, "[%s+0x%llx]", base ? base + 1 : path ? path : "?",
-             (unsigned long long)(pc - start));
-    return strdup(buf);
-}
-
-int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *entry)
-{
-    if (!pc)
-        pc = 1; /* 0 marks an empty slot */
-    if ((n->by_pc_used + 1) * 2 > n->by_pc_cap && grow(n))
+    uint8_t req[sizeof n->regs + sizeof n->stack];
+    memcpy(req, &n->regs, sizeof n->regs);
+    memcpy(req + sizeof n->regs, n->stack, n->stack_len);
+    if (send_msg(n, UW_UNWIND, (uint32_t)n->stack_len, req, sizeof n->regs + n->stack_len, -1))
         return -1;
-    size_t k = hash_pc(pc) & (n->by_pc_cap - 1);
-    while (n->by_pc[k].pc && n->by_pc[k].pc != pc)
-        k = (k + 1) & (n->by_pc_cap - 1);
-    if (n->by_pc[k].pc) {
-        *name = n->names[n->by_pc[k].id];
-        *entry = n->by_pc[k].entry;
-        return n->by_pc[k].id;
-    }
-    char *s = name_of(n, pc);
-    if (!s)
-        return -1;
-    /* Several PCs share a symbol: one id per name. */
-    uint32_t id = 0;
-    while (id < n->nnames && strcmp(n->names[id], s))
-        id++;
-    if (id == n->nnames) {
-        char **more = realloc(n->names, (n->nnames + 1) * sizeof *more);
-        if (!more) {
-            free(s);
+    uint64_t deadline = now_ns() + (uint64_t)ANSWER_MS * 1000000ULL;
+    for (;;) {
+        rec_unwind_head h;
+        ssize_t len = receive(n, &h, deadline);
+        if (len < 0)
+            return -1;
+        if (h.type == UW_NAME) {
+            if (add_name(n, &h, (size_t)len))
+                return -1;
+            continue;
+        }
+        uint32_t ids[1 + UW_MAX_FRAMES];
+        if (h.type != UW_RESULT || h.arg > UW_MAX_FRAMES || (size_t)len != (1 + h.arg) * sizeof ids[0]) {
+            give_up(n, "the unwinder's answer was out of bounds");
             return -1;
         }
-        n->names = more;
-        n->names[n->nnames++] = s;
-    } else {
-        free(s);
+        memcpy(ids, n->msg + sizeof h, (size_t)len);
+        *flags = ids[0];
+        size_t m = h.arg < max ? h.arg : max;
+        for (size_t i = 0; i < m; i++) {
+            uint32_t id = ids[1 + h.arg - 1 - i]; /* innermost first from the unwinder */
+            if (id >= n->nnames) {
+                give_up(n, "the unwinder's answer named no known symbol");
+                return -1;
+            }
+            frames[i] = (rec_mixed_native){id, n->entry[id]};
+        }
+        return (ssize_t)m;
     }
-    n->by_pc[k].pc = pc;
-    n->by_pc[k].id = id;
-    n->by_pc[k].entry = (uint8_t)rec_mixed_is_entry(n->names[id]);
-    n->by_pc_used++;
-    *name = n->names[id];
-    *entry = n->by_pc[k].entry;
-    return id;
 }
+
+size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, int *truncated)
+{
+    *truncated = 0;
+    if (!n->stack_len || !max || n->sock < 0)
+        return 0;
+    uint32_t flags = 0;
+    ssize_t m = ask(n, frames, max, &flags);
+    /* A PC outside the modules: a library or plugin mapped since. */
+    if (m >= 0 && (flags & UW_OUTSIDE_MODULES) && may_refresh(n) && send_modules(n) == 0)
+        m = ask(n, frames, max, &flags);
+    if (m < 0)
+        return 0;
+    if (flags & UW_BEYOND_COPY) {
+        *truncated = 1;
+        n->truncated++;
+    }
+    return (size_t)m;
+}
+
+const char *rec_native_name(const rec_native *n, uint64_t id)
+{
+    return id < n->nnames ? n->names[id] : "[unknown]";
+}
+
+const char *rec_native_broken(const rec_native *n) { return n->broken; }
 
 uint64_t rec_native_truncated(const rec_native *n) { return n->truncated; }

@@ -1,10 +1,10 @@
 /* Native frames (--native): what zeek's C++ does under and around the
  * scripts. Inside the stop window only the registers and a copy of the top
- * of the main thread's stack are taken; after the target runs again the copy
- * is unwound with elfutils' libdwfl (.eh_frame: stripped builds keep it) and
- * each PC named from the modules' symbol tables (.dynsym suffices: Zeek
- * exports its symbols), all on the sensor, so the converter needs no zeek
- * binary. One Dwfl per process, kept across samples. */
+ * of the main thread's stack are taken. After the target runs again the
+ * copy goes to this process's unwinder, a sandboxed child (rec_unwinder.h):
+ * parsing the target's modules is parsing files written by anyone, and the
+ * recorder runs as root. The unwinder answers with symbol ids, naming each
+ * symbol once, all on the sensor, so the converter needs no zeek binary. */
 #ifndef REC_NATIVE_H
 #define REC_NATIVE_H
 
@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rec_mixed.h"
 #include "zs_error.h"
 
 enum {
@@ -21,6 +22,7 @@ enum {
 
 typedef struct rec_native rec_native;
 
+/* Starts pid's unwinder and sends it pid's modules. */
 rec_native *rec_native_new(pid_t pid, zs_error *err);
 void rec_native_free(rec_native *n);
 
@@ -28,17 +30,20 @@ void rec_native_free(rec_native *n);
  * target could not be read (the sample then has no native frames). */
 int rec_native_capture(rec_native *n);
 
-/* After the target resumed: the PCs of the captured stack, OUTERMOST first.
+/* After the target resumed: the captured stack's frames, OUTERMOST first,
+ * as symbol ids with their interpreter-entry flag (rec_mixed_is_entry).
  * *truncated is set when the unwind ran off the copy before the outermost
- * frame. Returns the count (0 when the unwind failed). */
-size_t rec_native_unwind(rec_native *n, uint64_t *pcs, size_t max, int *truncated);
+ * frame. Returns the count; 0 when the unwind failed or the unwinder is
+ * gone (rec_native_broken says why, once it is). */
+size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, int *truncated);
 
-/* The symbol a PC lies in: a stable id for this process, its (mangled) name,
- * "[module+0xOFFSET]" when no symbol covers it, in n's storage, and whether
- * it is one of Zeek's interpreter entries (rec_mixed_is_entry). All worked
- * out once per PC: a sample's frames cost a hash lookup each. -1 on
- * out-of-memory. */
-int64_t rec_native_symbol(rec_native *n, uint64_t pc, const char **name, int *entry);
+/* The (mangled) name of a symbol id rec_native_unwind returned:
+ * "[module+0xOFFSET]" or "[unknown 0xPC]" when no symbol covers it. */
+const char *rec_native_name(const rec_native *n, uint64_t id);
+
+/* Why the unwinder is gone (it crashed, hung or answered out of bounds),
+ * or NULL while it works. */
+const char *rec_native_broken(const rec_native *n);
 
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);

@@ -47,6 +47,7 @@ typedef struct slot {
     rec_sampler *sampler;
     rec_native *native;  /* --native: its unwinder, or NULL */
     int native_taken;    /* registers and stack copied in this sample's window */
+    int said_native_broken;
     rec_cpu cpu;
     int active;
     int refused;         /* --all: not a usable zeek; not tried again */
@@ -81,7 +82,6 @@ typedef struct session {
         late_written;
     zs_frame frames[ZS_MAX_FRAMES];
     /* --native: the unwind and the mixed stack of one sample. */
-    uint64_t pcs[REC_NATIVE_MAX_FRAMES];
     rec_mixed_native natives[REC_NATIVE_MAX_FRAMES];
     zs_frame mixed[ZS_MAX_FRAMES];
     uint64_t native_samples, native_mismatched, native_failed;

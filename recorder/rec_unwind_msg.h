@@ -1,0 +1,38 @@
+/* The messages between the recorder and its sandboxed unwinder
+ * (rec_unwinder.c), one per SOCK_SEQPACKET datagram, each starting with a
+ * head. The recorder trusts nothing the unwinder says: every answer is
+ * checked against these bounds before use. */
+#ifndef REC_UNWIND_MSG_H
+#define REC_UNWIND_MSG_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+enum rec_unwind_msg_type {
+    /* recorder -> unwinder */
+    UW_FILE = 1,   /* payload: a module's path as /proc/PID/maps shows it; one fd */
+    UW_MAPS_TEXT,  /* payload: the next part of /proc/PID/maps */
+    UW_MAPS_END,   /* arg: 1 with a vdso image (payload: its uint64 address; one fd) */
+    UW_UNWIND,     /* arg: stack bytes; payload: user_regs_struct, then the stack */
+    /* unwinder -> recorder */
+    UW_NAME,       /* arg: the next symbol id; payload: its name */
+    UW_RESULT,     /* arg: frames; payload: uint32 flags, then uint32 ids, innermost first */
+};
+
+enum {
+    UW_MAX_NAME = 1024,           /* longer names are cut */
+    UW_MAPS_PART = 32 << 10,
+    UW_MAX_MAPS = 4 << 20,        /* more /proc/PID/maps than any zeek has */
+    UW_MAX_FRAMES = 256,
+    UW_MAX_STACK = 16 << 10,
+    UW_MAX_MSG = 64 << 10,
+};
+
+enum { UW_BEYOND_COPY = 1, UW_OUTSIDE_MODULES = 2 };
+
+typedef struct rec_unwind_head {
+    uint32_t type;
+    uint32_t arg;
+} rec_unwind_head;
+
+#endif

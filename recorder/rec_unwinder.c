@@ -1,0 +1,395 @@
+#include "rec_unwinder.h"
+
+#include "rec_sandbox.h"
+#include "rec_unwind_msg.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Address space for libdw's view of the modules (mapped whole). */
+#define UNWINDER_ADDRESS_SPACE ((rlim_t)8 << 30)
+
+static const char TEST_CRASH_ENV[] = "ZEEK_SPY_TEST_CRASH_UNWINDER";
+
+/* Module files by path, as the recorder opened them. libdwfl's find_elf
+ * callback has no argument of its own, hence file scope: this process
+ * holds one Dwfl for one target. */
+typedef struct module_file {
+    char *path;
+    int fd;
+} module_file;
+
+typedef struct file_table {
+    module_file *v;
+    size_t n;
+} file_table;
+
+static file_table current_files;
+
+/* PC -> symbol id, open addressing. */
+typedef struct pc_slot {
+    uint64_t pc; /* 0: empty */
+    uint32_t id;
+} pc_slot;
+
+typedef struct unwinder {
+    int sock;
+    Dwfl *dwfl;
+    file_table pending; /* received since the last module list */
+    char *maps;
+    size_t maps_len;
+    /* One sample's copy. */
+    struct user_regs_struct regs;
+    uint8_t stack[UW_MAX_STACK];
+    size_t stack_len;
+    int beyond_copy;
+    uint64_t pcs[UW_MAX_FRAMES];
+    size_t npcs;
+    /* Symbols: names are sent once, ids in the order they were sent. */
+    pc_slot *by_pc;
+    size_t by_pc_cap, by_pc_used;
+    char **names;
+    size_t nnames;
+} unwinder;
+
+static void free_files(file_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        close(t->v[i].fd);
+        free(t->v[i].path);
+    }
+    free(t->v);
+    *t = (file_table){0};
+}
+
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                    char **file_name, Elf **elfp)
+{
+    (void)mod, (void)userdata, (void)base;
+    *elfp = NULL;
+    for (size_t i = 0; i < current_files.n; i++)
+        if (strcmp(current_files.v[i].path, modname) == 0) {
+            *file_name = strdup(modname);
+            return dup(current_files.v[i].fd); /* libdwfl closes what it gets */
+        }
+    return -1;
+}
+
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    if (*thread_argp)
+        return 0; /* one thread: the one whose stack was copied */
+    *thread_argp = arg;
+    return 1;
+}
+
+/* Stack slots come from the copy; a CFI unwind needs nothing else (the
+ * unwind tables are read from the module files). */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    (void)dwfl;
+    unwinder *u = arg;
+    uint64_t sp = u->regs.rsp;
+    if (addr < sp || addr - sp + sizeof *result > u->stack_len) {
+        /* Above the copy, within reach of a stack: the copy was too short. */
+        if (addr >= sp && addr - sp < (64ULL << 20))
+            u->beyond_copy = 1;
+        return false;
+    }
+    memcpy(result, u->stack + (addr - sp), sizeof *result);
+    return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+    const struct user_regs_struct *r = &((unwinder *)arg)->regs;
+    /* The x86-64 DWARF register numbers: rax rdx rcx rbx rsi rdi rbp rsp,
+     * r8..r15, then the return address column, which is the PC. */
+    Dwarf_Word dw[17] = {r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+                         r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
+                         r->rip};
+    return dwfl_thread_state_registers(thread, 0, 17, dw);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+};
+
+/* A new Dwfl over the module list just received (and the files sent before
+ * it); the previous one and its files go. */
+static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
+{
+    if (u->dwfl)
+        dwfl_end(u->dwfl);
+    free_files(&current_files);
+    current_files = u->pending;
+    u->pending = (file_table){0};
+    /* PCs named before may lie in modules known only now: named again
+     * (their names keep their ids). */
+    if (u->by_pc)
+        memset(u->by_pc, 0, u->by_pc_cap * sizeof *u->by_pc);
+    u->by_pc_used = 0;
+    u->dwfl = dwfl_begin(&callbacks);
+    if (!u->dwfl)
+        return;
+    dwfl_report_begin(u->dwfl);
+    FILE *f = fmemopen(u->maps, u->maps_len ? u->maps_len : 1, "r");
+    int rc = f ? dwfl_linux_proc_maps_report(u->dwfl, f) : -1;
+    if (f)
+        fclose(f);
+    if (rc == 0 && vdso_fd >= 0)
+        dwfl_report_elf(u->dwfl, "[vdso]", "[vdso]", dup(vdso_fd), vdso_start, false);
+    dwfl_report_end(u->dwfl, NULL, NULL);
+    if (rc != 0 || !dwfl_attach_state(u->dwfl, NULL, 1, &thread_callbacks, u)) {
+        dwfl_end(u->dwfl);
+        u->dwfl = NULL;
+    }
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+    unwinder *u = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(state, &pc, &activation))
+        return DWARF_CB_ABORT;
+    /* A return address points after the call: step back into it. */
+    u->pcs[u->npcs++] = activation ? pc : pc - 1;
+    return u->npcs < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static uint64_t hash_pc(uint64_t pc) { return (pc * 0x9E3779B97F4A7C15ULL) >> 17; }
+
+static int grow(unwinder *u)
+{
+    size_t cap = u->by_pc_cap ? u->by_pc_cap * 2 : 1024;
+    pc_slot *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < u->by_pc_cap; i++) {
+        if (!u->by_pc[i].pc)
+            continue;
+        size_t k = hash_pc(u->by_pc[i].pc) & (cap - 1);
+        while (t[k].pc)
+            k = (k + 1) & (cap - 1);
+        t[k] = u->by_pc[i];
+    }
+    free(u->by_pc);
+    u->by_pc = t;
+    u->by_pc_cap = cap;
+    return 0;
+}
+
+/* The name of pc: its symbol, or its module and offset. */
+static char *name_of(unwinder *u, uint64_t pc)
+{
+    Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
+    char buf[512];
+    if (!mod) {
+        snprintf(buf, sizeof buf, "[unknown 0x%llx]", (unsigned long long)pc);
+        return strdup(buf);
+    }
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    if (name)
+        return strndup(name, UW_MAX_NAME - 1);
+    Dwarf_Addr start;
+    const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+    const char *base = path ? strrchr(path, '/') : NULL;
+    snprintf(buf, sizeof buf, "[%s+0x%llx]", base ? base + 1 : path ? path : "?",
+             (unsigned long long)(pc - start));
+    return strdup(buf);
+}
+
+static void send_or_exit(int sock, const rec_unwind_head *h, const void *payload, size_t len)
+{
+    struct iovec iov[2] = {{(void *)h, sizeof *h}, {(void *)payload, len}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+    while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0)
+        if (errno != EINTR)
+            _exit(0); /* the recorder is gone */
+}
+
+/* The symbol id of pc; a name not seen before is sent first. */
+static int64_t symbol(unwinder *u, uint64_t pc)
+{
+    if (!pc)
+        pc = 1; /* 0 marks an empty slot */
+    if ((u->by_pc_used + 1) * 2 > u->by_pc_cap && grow(u))
+        return -1;
+    size_t k = hash_pc(pc) & (u->by_pc_cap - 1);
+    while (u->by_pc[k].pc && u->by_pc[k].pc != pc)
+        k = (k + 1) & (u->by_pc_cap - 1);
+    if (u->by_pc[k].pc)
+        return u->by_pc[k].id;
+    char *s = name_of(u, pc);
+    if (!s)
+        return -1;
+    /* Several PCs share a symbol: one id per name. */
+    uint32_t id = 0;
+    while (id < u->nnames && strcmp(u->names[id], s))
+        id++;
+    if (id == u->nnames) {
+        char **more = realloc(u->names, (u->nnames + 1) * sizeof *more);
+        if (!more) {
+            free(s);
+            return -1;
+        }
+        u->names = more;
+        u->names[u->nnames++] = s;
+        rec_unwind_head h = {UW_NAME, id};
+        send_or_exit(u->sock, &h, s, strlen(s));
+    } else {
+        free(s);
+    }
+    u->by_pc[k].pc = pc;
+    u->by_pc[k].id = id;
+    u->by_pc_used++;
+    return id;
+}
+
+static void unwind(unwinder *u)
+{
+    u->beyond_copy = 0;
+    u->npcs = 0;
+    uint32_t out[1 + UW_MAX_FRAMES];
+    uint32_t flags = 0;
+    if (u->dwfl && u->stack_len)
+        dwfl_getthread_frames(u->dwfl, 1, frame_cb, u); /* its code tells nothing: many
+                                                             unwinds end in an error */
+    size_t n = 0;
+    for (size_t i = 0; i < u->npcs; i++) {
+        if (!dwfl_addrmodule(u->dwfl, u->pcs[i]))
+            flags |= UW_OUTSIDE_MODULES;
+        int64_t id = symbol(u, u->pcs[i]);
+        if (id < 0)
+            _exit(4); /* out of memory: the recorder carries on without */
+        out[1 + n++] = (uint32_t)id;
+    }
+    if (!u->npcs)
+        flags |= UW_OUTSIDE_MODULES;
+    if (u->beyond_copy || u->npcs == UW_MAX_FRAMES)
+        flags |= UW_BEYOND_COPY;
+    out[0] = flags;
+    rec_unwind_head h = {UW_RESULT, (uint32_t)n};
+    send_or_exit(u->sock, &h, out, (1 + n) * sizeof out[0]);
+}
+
+/* One message and the descriptor it may carry (-1 when none). */
+static ssize_t receive(int sock, void *buf, size_t cap, int *fd)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct iovec iov = {buf, cap};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                       .msg_controllen = sizeof control.buf};
+    *fd = -1;
+    ssize_t n;
+    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        memcpy(fd, CMSG_DATA(c), sizeof *fd);
+    return n;
+}
+
+static int add_file(file_table *t, const char *path, size_t len, int fd)
+{
+    module_file *more = realloc(t->v, (t->n + 1) * sizeof *more);
+    char *p = strndup(path, len);
+    if (!more || !p) {
+        free(p);
+        if (more)
+            t->v = more;
+        return -1;
+    }
+    t->v = more;
+    t->v[t->n++] = (module_file){p, fd};
+    return 0;
+}
+
+static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size_t len, int fd)
+{
+    switch (h->type) {
+    case UW_FILE:
+        if (fd < 0 || add_file(&u->pending, (const char *)p, len, fd) != 0)
+            _exit(4);
+        return;
+    case UW_MAPS_TEXT: {
+        char *more = realloc(u->maps, u->maps_len + len);
+        if (!more)
+            _exit(4);
+        memcpy(more + u->maps_len, p, len);
+        u->maps = more;
+        u->maps_len += len;
+        return;
+    }
+    case UW_MAPS_END: {
+        uint64_t vdso_start = 0;
+        if (h->arg && len >= sizeof vdso_start)
+            memcpy(&vdso_start, p, sizeof vdso_start);
+        load_modules(u, h->arg ? fd : -1, vdso_start);
+        if (fd >= 0)
+            close(fd);
+        free(u->maps);
+        u->maps = NULL;
+        u->maps_len = 0;
+        return;
+    }
+    case UW_UNWIND:
+        if (len < sizeof u->regs || h->arg > UW_MAX_STACK || len - sizeof u->regs < h->arg)
+            _exit(5);
+        memcpy(&u->regs, p, sizeof u->regs);
+        memcpy(u->stack, p + sizeof u->regs, h->arg);
+        u->stack_len = h->arg;
+        unwind(u);
+        return;
+    default:
+        _exit(5);
+    }
+}
+
+void rec_unwinder_main(int sock)
+{
+    int keep[] = {sock};
+    rec_sandbox_limits lim = {.address_space = UNWINDER_ADDRESS_SPACE, .open_files = 4096,
+                              .keep_priority = 1};
+    if (rec_sandbox_enter(&lim, keep, 1) != 0)
+        _exit(2);
+    const char *crash = getenv(TEST_CRASH_ENV);
+    static unwinder u; /* 20 KiB: not on the stack */
+    u.sock = sock;
+    uint8_t *buf = malloc(UW_MAX_MSG);
+    if (!buf)
+        _exit(4);
+    unsigned long samples = 0;
+    for (;;) {
+        int fd;
+        ssize_t n = receive(sock, buf, UW_MAX_MSG, &fd);
+        if (n <= 0)
+            _exit(0); /* the recorder closed its end */
+        if ((size_t)n < sizeof(rec_unwind_head))
+            _exit(5);
+        rec_unwind_head h;
+        memcpy(&h, buf, sizeof h);
+        if (h.type == UW_UNWIND && crash && *crash && ++samples >= strtoul(crash, NULL, 10))
+            abort(); /* the test hook: a parser bug, as the recorder sees it */
+        handle(&u, &h, buf + sizeof h, (size_t)n - sizeof h, fd);
+    }
+}

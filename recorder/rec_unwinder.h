@@ -1,0 +1,13 @@
+/* The unwinder: a forked child of the recorder that parses the target's
+ * modules (ELF, .eh_frame, symbol tables, all written by anyone) inside the
+ * sandbox of rec_sandbox.h, unwinds each stack copy it is sent with
+ * elfutils' libdwfl and names the frames. It reads no process: the
+ * recorder sends /proc/PID/maps, a descriptor for each module file and the
+ * vdso's image, then one message per sample (rec_unwind_msg.h). */
+#ifndef REC_UNWINDER_H
+#define REC_UNWINDER_H
+
+/* Runs in the child until the recorder closes sock; never returns. */
+void rec_unwinder_main(int sock);
+
+#endif
