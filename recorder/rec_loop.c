@@ -50,7 +50,15 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
         if (!s->frames[i].func)
             s->frames[i].func = 1;
     int mismatch;
-    *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, s->mixed, ZS_MAX_FRAMES, &mismatch);
+    int64_t marker = -1;
+    if (truncated) {
+        marker = REC_NATIVE_TRUNCATED_ID;
+        if (rec_output_symbol(s->out, sl->target.pid, REC_NATIVE_TRUNCATED_ID,
+                              rec_native_name(sl->native, REC_NATIVE_TRUNCATED_ID), err))
+            return NULL;
+    }
+    *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, marker, s->mixed, ZS_MAX_FRAMES,
+                         &mismatch);
     s->native_mismatched += mismatch;
     return s->mixed;
 }

@@ -23,8 +23,8 @@ int rec_mixed_is_entry(const char *name)
 static zs_frame native_frame(uint64_t id) { return (zs_frame){0, id}; }
 
 size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
-                       const rec_mixed_native *native, size_t nnative, zs_frame *out,
-                       size_t max, int *mismatch)
+                       const rec_mixed_native *native, size_t nnative, int64_t truncated_id,
+                       zs_frame *out, size_t max, int *mismatch)
 {
     size_t k = 0, entries = 0, first = nnative, last = nnative;
     *mismatch = 0;
@@ -35,9 +35,22 @@ size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
             first = i;
         last = i;
     }
+    /* A stack deeper than the copy starts at the marker, not at _start. */
+    int cut_short = truncated_id >= 0;
+    if (cut_short && max)
+        out[k++] = native_frame((uint64_t)truncated_id);
     if (nscript == 0) {
         /* No script running: where the native time goes, all of it. */
         for (size_t i = 0; i < nnative && k < max; i++)
+            out[k++] = native_frame(native[i].id);
+        return k;
+    }
+    /* Cut short, the copy holds the activations of the innermost script
+     * frames only (none: all of it runs under the innermost one). */
+    if (cut_short && entries < nscript && !script_cut) {
+        for (size_t i = 0; i < nscript && k < max; i++)
+            out[k++] = script[i];
+        for (size_t i = entries ? last + 1 : 0; i < nnative && k < max; i++)
             out[k++] = native_frame(native[i].id);
         return k;
     }

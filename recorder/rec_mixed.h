@@ -21,9 +21,12 @@ typedef struct rec_mixed_native {
 int rec_mixed_is_entry(const char *name);
 
 /* script and native outermost first; out gets at most max frames,
- * outermost first. *mismatch is set when the fallback was used. */
+ * outermost first. truncated_id >= 0: the native stack is missing its
+ * outermost frames (deeper than the copy), and the stack starts with that
+ * marker symbol; the script frames then align from the innermost. *mismatch
+ * is set when the fallback was used. */
 size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
-                       const rec_mixed_native *native, size_t nnative, zs_frame *out,
-                       size_t max, int *mismatch);
+                       const rec_mixed_native *native, size_t nnative, int64_t truncated_id,
+                       zs_frame *out, size_t max, int *mismatch);
 
 #endif

@@ -18,6 +18,7 @@
 enum {
     REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up */
     REC_NATIVE_MAX_FRAMES = 256,
+    REC_NATIVE_TRUNCATED_ID = 0, /* the symbol "[truncated]": a stack deeper than the copy */
 };
 
 typedef struct rec_native rec_native;
@@ -38,7 +39,8 @@ int rec_native_capture(rec_native *n);
 size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, int *truncated);
 
 /* The (mangled) name of a symbol id rec_native_unwind returned:
- * "[module+0xOFFSET]" or "[unknown 0xPC]" when no symbol covers it. */
+ * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module
+ * does, "[truncated]" for REC_NATIVE_TRUNCATED_ID. */
 const char *rec_native_name(const rec_native *n, uint64_t id);
 
 /* Why the unwinder is gone (it crashed, hung or answered out of bounds),

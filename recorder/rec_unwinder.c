@@ -198,10 +198,8 @@ static char *name_of(unwinder *u, uint64_t pc)
 {
     Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
     char buf[512];
-    if (!mod) {
-        snprintf(buf, sizeof buf, "[unknown 0x%llx]", (unsigned long long)pc);
-        return strdup(buf);
-    }
+    if (!mod) /* one name for all of them: anonymous code does not aggregate */
+        return strdup("[unknown]");
     GElf_Off off;
     GElf_Sym sym;
     const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
@@ -378,6 +376,14 @@ void rec_unwinder_main(int sock)
     uint8_t *buf = malloc(UW_MAX_MSG);
     if (!buf)
         _exit(4);
+    /* Symbol 0 is the marker of a stack deeper than the copy
+     * (REC_NATIVE_TRUNCATED_ID). */
+    u.names = malloc(sizeof *u.names);
+    if (!u.names || !(u.names[0] = strdup("[truncated]")))
+        _exit(4);
+    u.nnames = 1;
+    rec_unwind_head h0 = {UW_NAME, 0};
+    send_or_exit(sock, &h0, u.names[0], strlen(u.names[0]));
     unsigned long samples = 0;
     for (;;) {
         int fd;

@@ -78,12 +78,16 @@ def main():
     if r.returncode != 0 or not m or int(m.group(1)) < 0.6 * RATE:
         e2e.fail("--native on a deep stack: exit %d, %s" % (r.returncode, r.stderr))
     folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout
-    deep = [ln for ln in folded.splitlines() if ln.startswith("Deep::f1")]
-    # (1,024 frames at most a stack: the script frames fill it.)
+    # A stack cut short starts at the [truncated] marker, not at _start.
+    deep = [ln for ln in folded.splitlines() if ln.startswith("[truncated];Deep::f1")]
+    # (1,024 frames at most a stack: the marker and the script frames fill it.)
     if not deep or any(len(ln.rsplit(" ", 1)[0].split(";")) > KEPT for ln in deep):
-        e2e.fail("--native on a deep stack: more than its 1,024 script frames")
+        e2e.fail("--native on a deep stack: no [truncated] marker before the script frames, or "
+                 "more than 1,024 frames")
+    if any(ln.startswith("Deep::f1") for ln in folded.splitlines()):
+        e2e.fail("--native on a deep stack: a stack cut short without its [truncated] marker")
     print("  --native, Zeek 8.2 double: %s unwinds cut by the 16 KiB copy, counted; %d deep stacks "
-          "kept as their 1,024 script frames" % (m.group(1), len(deep)))
+          "start at [truncated], then their script frames" % (m.group(1), len(deep)))
     print("PASS deep-stack")
 
 

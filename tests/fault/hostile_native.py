@@ -99,19 +99,20 @@ def status(pid):
 
 
 def watch_unwinder(rec_pid, target_name="zeek-double-8.0"):
-    """Polls the recorder's children until both the target (exec'ed) and
-    the unwinder show; returns (the unwinder's status, the children's
-    names)."""
+    """Once the target runs and the recording is under way (the executable's
+    sandboxed inspection, a short-lived child too, is over by then): the
+    status of the recorder's other child, and all the children's names."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        kids = {k: status(k) for k in children(rec_pid)}
-        names = [st.get("Name", ["?"])[0] for st in kids.values()]
-        if len(kids) == 2 and target_name in names:
-            for st in kids.values():
-                if st.get("Name") != [target_name]:
-                    return st, names
+        names = [status(k).get("Name", ["?"])[0] for k in children(rec_pid)]
+        if target_name in names:
+            break
         time.sleep(0.01)
-    return None, names
+    time.sleep(1.0)
+    kids = {k: status(k) for k in children(rec_pid)}
+    names = [st.get("Name", ["?"])[0] for st in kids.values()]
+    others = [st for st in kids.values() if st.get("Name") != [target_name]]
+    return (others[0] if len(others) == 1 else None), names
 
 
 def folded(env, rec):

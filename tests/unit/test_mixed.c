@@ -1,0 +1,71 @@
+/* rec_mixed_stack: script frames in the place of their interpreter
+ * activations; a mismatch keeps the script frames and the native leaf; a
+ * native stack cut short starts at the [truncated] marker and aligns the
+ * script frames from the innermost. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "rec_mixed.h"
+
+#define S(f) ((zs_frame){(f), 7})   /* a script frame: func f */
+#define N(id) ((rec_mixed_native){(id), 0})
+#define E(id) ((rec_mixed_native){(id), 1}) /* an interpreter activation */
+enum { MARK = 99 };
+
+/* out as a string: script frames "s<func>", native ones "n<id>". */
+static const char *show(const zs_frame *out, size_t n)
+{
+    static char buf[512];
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && k + 8 < sizeof buf; i++) {
+        buf[k++] = out[i].func ? 's' : 'n';
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "%llu ",
+                              (unsigned long long)(out[i].func ? out[i].func : out[i].stmt));
+    }
+    return buf;
+}
+
+int main(void)
+{
+    zs_frame script[] = {S(1), S(2)}, out[32];
+    int mismatch;
+    /* _start main [E plumbing E] bif callee */
+    rec_mixed_native full[] = {N(10), N(11), E(20), N(21), E(22), N(30), N(31)};
+    size_t n = rec_mixed_stack(script, 2, 0, full, 7, -1, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n10 n11 s1 s2 n30 n31 ") && !mismatch);
+
+    /* One activation missing: script frames and the native leaf, counted. */
+    rec_mixed_native one[] = {N(10), E(20), N(30)};
+    n = rec_mixed_stack(script, 2, 0, one, 3, -1, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "s1 s2 n30 ") && mismatch);
+
+    /* No script running: the native stack whole. */
+    n = rec_mixed_stack(script, 0, 0, full, 7, -1, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n10 n11 n20 n21 n22 n30 n31 ") && !mismatch);
+
+    /* Cut short with both activations in the copy: the marker replaces
+     * what was above it. */
+    rec_mixed_native cut_both[] = {N(11), E(20), N(21), E(22), N(30)};
+    n = rec_mixed_stack(script, 2, 0, cut_both, 5, MARK, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n99 n11 s1 s2 n30 ") && !mismatch);
+
+    /* Cut short with only the innermost activation in the copy. */
+    rec_mixed_native cut_one[] = {N(21), E(22), N(30)};
+    n = rec_mixed_stack(script, 2, 0, cut_one, 3, MARK, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n99 s1 s2 n30 ") && !mismatch);
+
+    /* Cut short inside the innermost script frame's native work. */
+    rec_mixed_native cut_none[] = {N(30), N(31)};
+    n = rec_mixed_stack(script, 2, 0, cut_none, 2, MARK, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n99 s1 s2 n30 n31 ") && !mismatch);
+
+    /* Room for three frames: the outermost three. */
+    n = rec_mixed_stack(script, 2, 0, full, 7, -1, out, 3, &mismatch);
+    CHECK(n == 3 && !strcmp(show(out, n), "n10 n11 s1 "));
+
+    CHECK(rec_mixed_is_entry("_ZNK4zeek6detail10ScriptFunc6InvokeEPNS0_5FrameE"));
+    CHECK(!rec_mixed_is_entry("_ZN4zeek6detail9hash_blockEl"));
+    CHECK_MAIN_END;
+}
