@@ -1,5 +1,4 @@
 /* zeek-spy-convert: the command line. The work is in conv_*.c. */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,16 +25,27 @@ static const char PROG[] = "zeek-spy-convert";
 
 typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY, FORMAT_SVG, FORMAT_SPEEDSCOPE } out_format;
 
+/* Each format's writer and its output when -o is not given ("-": stdout). */
+static const struct {
+    conv_writer *write;
+    const char *default_output;
+} formats[] = {
+    [FORMAT_PPROF] = {conv_write_pprof, "profile.pb.gz"},
+    [FORMAT_FOLDED] = {conv_write_folded, "profile.folded"},
+    [FORMAT_SUMMARY] = {conv_write_summary, "-"},
+    [FORMAT_SVG] = {conv_write_svg, "profile.svg"},
+    [FORMAT_SPEEDSCOPE] = {conv_write_speedscope, "profile.speedscope.json"},
+};
+
 typedef struct options {
     out_format format;
     const char *output;
-    size_t top;
+    conv_write_options write;
     const char *cache_path;
     int no_cache;
     int quiet;
     int verbose;
     int info;
-    int reverse;
     conv_filter filter;
     char **recordings;
     int nrecordings;
@@ -89,7 +99,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
-    o->top = 20;
+    o->write.top = 20;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:f:qvVh", longopts, NULL)) != -1) {
         switch (c) {
@@ -105,7 +115,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             break;
         case OPT_TOP:
             if (zs_parse_count("--top", optarg, 1000000, &n, err)) return -1;
-            o->top = (size_t)n;
+            o->write.top = (size_t)n;
             break;
         case OPT_PID:
             if (zs_parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
@@ -117,7 +127,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
         case OPT_INFO: o->info = 1; break;
-        case OPT_REVERSE: o->reverse = 1; break;
+        case OPT_REVERSE: o->write.reverse = 1; break;
         case OPT_CACHE: o->cache_path = optarg; break;
         case OPT_NO_CACHE: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -135,13 +145,10 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     o->nrecordings = argc - optind;
     if (o->nrecordings < 1)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
-    if (o->reverse && o->format != FORMAT_SVG)
+    if (o->write.reverse && o->format != FORMAT_SVG)
         return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
     if (!o->output)
-        o->output = o->format == FORMAT_PPROF ? "profile.pb.gz"
-                  : o->format == FORMAT_FOLDED ? "profile.folded"
-                  : o->format == FORMAT_SVG ? "profile.svg"
-                  : o->format == FORMAT_SPEEDSCOPE ? "profile.speedscope.json" : "-";
+        o->output = formats[o->format].default_output;
     return 0;
 }
 
@@ -239,26 +246,6 @@ out:
     return rc;
 }
 
-static int write_output(const options *o, const conv_profile *p, zs_error *err)
-{
-    if (o->format == FORMAT_PPROF)
-        return conv_write_pprof(p, o->output, err);
-    conv_output out;
-    if (conv_output_open(&out, o->output, err))
-        return -1;
-    conv_svg_options svg = {.reverse = o->reverse};
-    int rc = o->format == FORMAT_FOLDED ? conv_write_folded(p, out.file)
-           : o->format == FORMAT_SVG    ? conv_write_svg(p, &svg, out.file)
-           : o->format == FORMAT_SPEEDSCOPE ? conv_write_speedscope(p, out.file)
-                                        : conv_write_summary(p, o->top, out.file);
-    if (rc) {
-        int e = errno;
-        conv_output_discard(&out);
-        return zs_fail(err, ZS_E_OUTPUT, "%s: %s", o->output, strerror(e ? e : EIO));
-    }
-    return conv_output_commit(&out, err);
-}
-
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -306,7 +293,7 @@ int main(int argc, char **argv)
     }
     if (!o.quiet && filtered(&o) && all->meta.samples == 0)
         fprintf(stderr, "%s: warning: no samples match the --pid/--from/--to filter; the profile is empty\n", PROG);
-    if (write_output(&o, all, &err))
+    if (conv_output_write(o.output, formats[o.format].write, all, &o.write, &err))
         goto out;
     if (!o.quiet && strcmp(o.output, "-"))
         fprintf(stderr, "%s: wrote %s (%" PRIu64 " samples, %zu stacks, %zu functions)\n", PROG,
