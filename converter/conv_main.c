@@ -47,6 +47,7 @@ typedef struct options {
     int verbose;
     int info;
     conv_filter filter;
+    zs_notes notes; /* where the library's warnings and progress go */
     char **recordings;
     int nrecordings;
 } options;
@@ -152,6 +153,34 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     return 0;
 }
 
+/* The library's notes on stderr, unless -q. A progress line is rewritten in
+ * place, and ended before anything else is printed after it. */
+typedef struct stderr_notes {
+    int quiet;
+    int progress_shown;
+} stderr_notes;
+
+static void end_progress(stderr_notes *s)
+{
+    if (s->progress_shown)
+        fputc('\n', stderr);
+    s->progress_shown = 0;
+}
+
+static void print_note(void *ctx, zs_note_kind kind, const char *text)
+{
+    stderr_notes *s = ctx;
+    if (s->quiet)
+        return;
+    if (kind == ZS_NOTE_PROGRESS) {
+        fprintf(stderr, "%s: %s\r", PROG, text);
+        s->progress_shown = 1;
+        return;
+    }
+    end_progress(s);
+    fprintf(stderr, "%s: warning: %s\n", PROG, text);
+}
+
 static int filtered(const options *o)
 {
     return conv_filter_active(&o->filter);
@@ -231,8 +260,10 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
             key = NULL;
         }
     }
-    conv_read_report rep = {.show_progress = !o->quiet, .want_timeline = want_timeline};
-    if (conv_read_profile(rd, &o->filter, out, &rep, err))
+    conv_read_report rep = {.notes = &o->notes, .want_timeline = want_timeline};
+    int failed = conv_read_profile(rd, &o->filter, out, &rep, err);
+    end_progress(o->notes.ctx);
+    if (failed)
         goto out;
     warn_about(o, path, &rep, *out);
     if (key && conv_cache_store(cache, key, *out, err)) {
@@ -256,11 +287,13 @@ int main(int argc, char **argv)
 
     if (parse_args(argc, argv, &o, &err))
         goto out;
+    stderr_notes notes = {.quiet = o.quiet};
+    o.notes = (zs_notes){.note = print_note, .ctx = &notes};
     if (o.info) {
         status = conv_info(o.recordings, o.nrecordings, stdout) ? 1 : 0;
         goto out;
     }
-    if (!o.no_cache && !(cache = conv_cache_open(o.cache_path, &err))) {
+    if (!o.no_cache && !(cache = conv_cache_open(o.cache_path, &o.notes, &err))) {
         if (!o.quiet)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;

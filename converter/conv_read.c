@@ -508,8 +508,10 @@ const char *conv_read_key(const conv_reading *rd)
 int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
                       conv_read_report *report, zs_error *err)
 {
-    int show_progress = report->show_progress, want_timeline = report->want_timeline;
+    const zs_notes *notes = report->notes;
+    int want_timeline = report->want_timeline;
     memset(report, 0, sizeof *report);
+    report->notes = notes;
     report->want_timeline = want_timeline;
     time_t started = time(NULL), shown = started;
     rd->filter = filter;
@@ -521,11 +523,11 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
     zs_record rec;
     int got = 0;
     while (!rd->at_end && (got = zs_reader_next(rd->reader, &rec, err)) > 0) {
-        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && show_progress &&
+        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && notes &&
             time(NULL) > shown) { /* a long read: say where it is, once a second */
             shown = time(NULL);
-            fprintf(stderr, "zeek-spy-convert: %s: %.1f million samples read (%lld s)\r",
-                    rd->path, (double)report->samples / 1e6, (long long)(shown - started));
+            zs_note(notes, ZS_NOTE_PROGRESS, "%s: %.1f million samples read (%lld s)", rd->path,
+                    (double)report->samples / 1e6, (long long)(shown - started));
         }
         if (rec.type == ZS_REC_TRAILER)
             report->has_trailer = 1;
@@ -535,8 +537,6 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
     if (got < 0)
         return -1;
     rd->at_end = 1;
-    if (shown != started)
-        fputc('\n', stderr);
     report->truncated = zs_reader_truncated(rd->reader, &report->truncated_at);
     report->skipped_records = zs_reader_skipped_records(rd->reader);
     if (settle(rd, 1, err) || resolve_all(rd, err))

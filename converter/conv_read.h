@@ -13,7 +13,7 @@
 
 
 typedef struct conv_read_report {
-    int show_progress;      /* in: a progress line on stderr for long reads */
+    const zs_notes *notes;  /* in: progress of long reads (NULL: none) */
     int want_timeline;      /* in: keep every sample's time (profile->timeline) */
     uint64_t samples;       /* samples read (before filtering) */
     int truncated;          /* last zstd frame cut short */
@@ -34,7 +34,7 @@ conv_reading *conv_read_open(const char *path, int want_key, zs_error *err);
 /* The cache key; NULL when it was not asked for or cannot be made. */
 const char *conv_read_key(const conv_reading *r);
 /* Reads the rest of the recording into *out (the caller's to free).
- * report->show_progress and want_timeline are read; the rest of *report
+ * report->notes and want_timeline are read; the rest of *report
  * is filled. Once per reading. 0, or -1 with err set. */
 int conv_read_profile(conv_reading *r, const conv_filter *filter, conv_profile **out,
                       conv_read_report *report, zs_error *err);
