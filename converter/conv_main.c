@@ -240,7 +240,7 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
     int want_timeline = o->format == FORMAT_SPEEDSCOPE;
     int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
-    conv_reading *rd = conv_read_open(path, use_cache, err);
+    conv_reading *rd = conv_read_open(path, use_cache, NULL, err);
     if (!rd)
         return -1;
     const char *key = use_cache ? conv_read_key(rd) : NULL;

@@ -78,6 +78,8 @@ struct conv_reading {
     /* When asked for: every kept sample as (t_us, raw stack id), turned
      * into (unix ns, profile stack) once the stacks are resolved. */
     conv_timeline *timeline;
+    conv_read_observer observer; /* sees every record first (--info) */
+    conv_read_process *totals;   /* per process, filled by conv_read_scan */
 };
 typedef struct conv_reading reading;
 
@@ -466,7 +468,16 @@ static int make_key(reading *rd, const zs_record *header, zs_error *err)
     return 0;
 }
 
-conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
+/* Shows rec to the observer, then takes it. */
+static int take(reading *rd, const zs_record *rec, zs_error *err)
+{
+    if (rd->observer.see)
+        rd->observer.see(rd->observer.ctx, rec);
+    return dispatch(rd, rec, err);
+}
+
+conv_reading *conv_read_open(const char *path, int want_key, const conv_read_observer *observer,
+                             zs_error *err)
 {
     reading *rd = calloc(1, sizeof *rd);
     zs_record rec;
@@ -476,6 +487,8 @@ conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
         return NULL;
     }
     rd->path = path;
+    if (observer)
+        rd->observer = *observer;
     if (!(rd->reader = zs_reader_open(path, err)))
         goto fail;
     int got = zs_reader_next(rd->reader, &rec, err);
@@ -492,7 +505,7 @@ conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
     }
     if (want_key && rec.type == ZS_REC_HEADER && make_key(rd, &rec, err))
         goto fail;
-    if (dispatch(rd, &rec, err))
+    if (take(rd, &rec, err))
         goto fail;
     return rd;
 fail:
@@ -505,8 +518,9 @@ const char *conv_read_key(const conv_reading *rd)
     return rd->key[0] ? rd->key : NULL;
 }
 
-int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
-                      conv_read_report *report, zs_error *err)
+/* Reads every record after the header, counting and checking; the same for
+ * a profile and for a description. */
+static int read_rest(reading *rd, const conv_filter *filter, conv_read_report *report, zs_error *err)
 {
     const zs_notes *notes = report->notes;
     int want_timeline = report->want_timeline;
@@ -531,7 +545,7 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
         }
         if (rec.type == ZS_REC_TRAILER)
             report->has_trailer = 1;
-        if (dispatch(rd, &rec, err))
+        if (take(rd, &rec, err))
             return -1;
     }
     if (got < 0)
@@ -539,7 +553,45 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
     rd->at_end = 1;
     report->truncated = zs_reader_truncated(rd->reader, &report->truncated_at);
     report->skipped_records = zs_reader_skipped_records(rd->reader);
-    if (settle(rd, 1, err) || resolve_all(rd, err))
+    return settle(rd, 1, err);
+}
+
+int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals *totals,
+                   zs_error *err)
+{
+    if (read_rest(rd, NULL, report, err))
+        return -1;
+    if (!(rd->totals = calloc(rd->nprocs ? rd->nprocs : 1, sizeof *rd->totals)))
+        return zs_fail(err, ZS_E_NOMEM, "%s: totals", rd->path);
+    for (size_t i = 0; i < rd->nprocs; i++) {
+        const process *p = &rd->procs[i];
+        conv_read_process *t = &rd->totals[i];
+        t->pid = p->pid;
+        t->has_nettime = p->nclock > 0;
+        if (p->nclock) {
+            t->net_first = p->clock[0].network_time;
+            t->net_last = p->clock[p->nclock - 1].network_time;
+        }
+    }
+    for (size_t i = 0; i < rd->nstacks; i++) {
+        const raw_stack *s = &rd->stacks[i];
+        const process *p = s->defined ? find_process(rd, s->pid, 0) : NULL;
+        if (p)
+            rd->totals[p - rd->procs].samples += s->count;
+    }
+    const conv_meta *m = &rd->profile->meta;
+    *totals = (conv_read_totals){
+        .format_version = rd->format_version, .start_wall_ns = m->start_wall_ns,
+        .samples = m->samples, .stacks = rd->ndefined, .skipped = m->skipped, .torn = m->torn,
+        .first_us = rd->first_us, .last_us = rd->last_us,
+        .procs = rd->totals, .nprocs = rd->nprocs};
+    return 0;
+}
+
+int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
+                      conv_read_report *report, zs_error *err)
+{
+    if (read_rest(rd, filter, report, err) || resolve_all(rd, err))
         return -1;
     if (rd->timeline) { /* now in unix time, and the profile's stack numbers */
         for (size_t i = 0; i < rd->timeline->n; i++) {
@@ -580,13 +632,14 @@ void conv_read_close(conv_reading *rd)
     }
     free(rd->procs);
     free(rd->pending);
+    free(rd->totals);
     free(rd);
 }
 
 int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
                         conv_read_report *report, zs_error *err)
 {
-    conv_reading *rd = conv_read_open(path, 0, err);
+    conv_reading *rd = conv_read_open(path, 0, NULL, err);
     int rc = rd ? conv_read_profile(rd, filter, out, report, err) : -1;
     conv_read_close(rd);
     return rc;
