@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "zs_image.h"
+#include "zs_intern.h"
 #include "zs_layout.h"
 #include "zs_reader.h"
 #include "zs_resolver.h"
@@ -38,6 +39,14 @@ typedef struct nettime_point {
     double network_time;
 } nettime_point;
 
+/* A Func as the resolver read it from the snapshot, once per address: a Func
+ * stands in many frames of many stacks, and reading one means its name and
+ * the location of every body. */
+typedef struct known_func {
+    int readable;
+    zs_func_info info;
+} known_func;
+
 typedef struct process {
     uint32_t pid;
     zs_layout layout;
@@ -48,6 +57,9 @@ typedef struct process {
     size_t nclock;
     char **symbols;   /* native function names by SYMBOL id (format 2) */
     size_t nsymbols;
+    known_func *funcs; /* resolved so far, indexed by func_index */
+    size_t nfuncs, funcs_cap;
+    zs_intern func_index;
 } process;
 
 typedef struct pending_sample {
@@ -382,6 +394,34 @@ static int add_resolved(reading *rd, raw_stack *s, uint32_t process, const uint3
     return 0;
 }
 
+/* The Func at addr in p's snapshot, resolved the first time it is asked for:
+ * *out is NULL when it cannot be read. 0, or -1 on no memory. */
+static int func_of(process *p, const zs_memory *mem, uint64_t addr, const zs_func_info **out)
+{
+    uint64_t h = zs_mix64(addr); /* a bijection: the hash is the key */
+    int64_t at = zs_intern_find(&p->func_index, h, NULL, NULL, NULL);
+    if (at < 0) {
+        if (p->nfuncs == p->funcs_cap) {
+            size_t cap = p->funcs_cap ? 2 * p->funcs_cap : 64;
+            known_func *more = realloc(p->funcs, cap * sizeof *more);
+            if (!more)
+                return -1;
+            p->funcs = more;
+            p->funcs_cap = cap;
+        }
+        known_func *k = &p->funcs[p->nfuncs];
+        k->readable = zs_resolve_func(mem, &p->layout, addr, &k->info) == 0;
+        if (zs_intern_add(&p->func_index, h, (uint32_t)p->nfuncs)) {
+            if (k->readable)
+                zs_func_info_free(&k->info);
+            return -1;
+        }
+        at = (int64_t)p->nfuncs++;
+    }
+    *out = p->funcs[at].readable ? &p->funcs[at].info : NULL;
+    return 0;
+}
+
 /* Resolves one raw stack into interned locations and adds it. */
 static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *err)
 {
@@ -407,7 +447,9 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
         if (rd->format_version >= 2 && zs_frame_is_native(&s->frames[i])) {
             fi = native_frame(p, s->frames[i].stmt);
         } else if (p && p->has_layout) {
-            if (zs_resolve_frame(&mem, &p->layout, &s->frames[i], &fi))
+            const zs_func_info *f;
+            if (func_of(p, &mem, s->frames[i].func, &f) ||
+                zs_resolve_frame_of(&mem, &p->layout, f, &s->frames[i], &fi))
                 return zs_fail(err, ZS_E_NOMEM, "%s: resolving", rd->path);
         } else { /* no process record, so no layout to read anything with */
             char name[64];
@@ -629,6 +671,11 @@ void conv_read_close(conv_reading *rd)
         for (size_t k = 0; k < rd->procs[i].nsymbols; k++)
             free(rd->procs[i].symbols[k]);
         free(rd->procs[i].symbols);
+        for (size_t k = 0; k < rd->procs[i].nfuncs; k++)
+            if (rd->procs[i].funcs[k].readable)
+                zs_func_info_free(&rd->procs[i].funcs[k].info);
+        free(rd->procs[i].funcs);
+        zs_intern_free(&rd->procs[i].func_index);
     }
     free(rd->procs);
     free(rd->pending);
