@@ -1010,6 +1010,71 @@ static int fill_layout(const scan *s, const int *variant, const zs_elf_symbol *s
     return 0;
 }
 
+/* Walks the units of dw (and of its dwz supplementary file) for the classes
+ * a layout needs, under both name variants, preferring the one the symbols
+ * and the version say. NULL on no memory. alt_note is filled when the
+ * supplementary file is named but missing, for the error that follows. */
+static scan *scan_dwarf(Dwarf *dw, const zs_elf_symbol *sym, const char *zeek_version,
+                        char *alt_note, size_t n)
+{
+    scan *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    /* The symbols say which names to expect; the version string decides
+     * when neither call_stack symbol is there. */
+    int major = major_version(zeek_version);
+    clock_gettime(CLOCK_MONOTONIC, &s->deadline);
+    s->deadline.tv_sec += SCAN_SECONDS_MAX;
+    s->prefer = sym[S_CALL_STACK_NS].found                 ? V_NAMESPACED
+              : sym[S_CALL_STACK].found || (major >= 0 && major < 4) ? V_GLOBAL
+                                                           : V_NAMESPACED;
+    check_units(dw);
+    scan_units(s, dw);
+    /* dwz moves shared types into a supplementary file (.gnu_debugaltlink). */
+    Dwarf *alt = s->done ? NULL : dwarf_getalt(dw);
+    if (alt)
+        scan_units(s, alt);
+    const char *alt_name = NULL;
+    const void *alt_id;
+    alt_note[0] = '\0';
+    if (!s->done && !alt && dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id) > 0 && alt_name)
+        snprintf(alt_note, n, " (its dwz supplementary file %s was not found)", alt_name);
+    return s;
+}
+
+/* Which name variant each class is taken from: the preferred one where it
+ * was found, else the other. When a class was found under neither, the
+ * error names what was missing where (where: the debug file, NULL when it
+ * is the executable). */
+static int choose_variants(const scan *s, const char *exe_path, const char *where,
+                           const char *alt_note, int *variant, zs_error *err)
+{
+    /* Malformed DWARF refuses the executable, whatever was found before. */
+    if (trouble[0])
+        return zs_fail(err, ZS_E_EXE_REFUSED, "%s: malformed DWARF%s%s (%s); refused", exe_path,
+                       where ? " in " : "", where ? where : "", trouble);
+    for (int t = 0; t < T_COUNT; t++) {
+        int other = !s->prefer;
+        if (s->found[t][s->prefer] || s->found[t][other]) {
+            variant[t] = s->found[t][s->prefer] ? s->prefer : other;
+            continue;
+        }
+        int v = s->missed[t][s->prefer] || !s->missed[t][other] ? s->prefer : other;
+        char what[QNAME_MAX + 64], member[64];
+        if (s->missed[t][v]) {
+            snprintf(what, sizeof what, "%s", s->why[t][v].what);
+            snprintf(member, sizeof member, "%s", s->why[t][v].member);
+        } else {
+            snprintf(what, sizeof what, "class %s", targets[t].names[v]);
+            snprintf(member, sizeof member, "%s", targets[t].first_member);
+        }
+        return zs_fail(err, ZS_E_LAYOUT,
+                       "%s: DWARF%s%s%s has no %s with member %s; pass --layout FILE", exe_path,
+                       where ? " in " : "", where ? where : "", alt_note, what, member);
+    }
+    return 0;
+}
+
 int zs_dwarf_layout_from(const zs_dwarf_source *src, const char *build_id,
                          const char *zeek_version, zs_layout *out, zs_error *err)
 {
@@ -1029,58 +1094,15 @@ int zs_dwarf_layout_from(const zs_dwarf_source *src, const char *build_id,
     trouble[0] = '\0';
     if (open_debug(src, build_id && *build_id ? build_id : info.build_id, &d, err))
         return -1;
-
-    /* The symbols say which names to expect; the version string decides
-     * when neither call_stack symbol is there. */
-    scan *s = calloc(1, sizeof *s);
+    char alt_note[PATH_MAX + 64];
+    scan *s = scan_dwarf(d.dw, sym, zeek_version, alt_note, sizeof alt_note);
     if (!s) {
         debug_file_close(&d);
         return zs_fail(err, ZS_E_NOMEM, "%s: DWARF scan", exe_path);
     }
-    int major = major_version(zeek_version);
-    clock_gettime(CLOCK_MONOTONIC, &s->deadline);
-    s->deadline.tv_sec += SCAN_SECONDS_MAX;
-    s->prefer = sym[S_CALL_STACK_NS].found                 ? V_NAMESPACED
-              : sym[S_CALL_STACK].found || (major >= 0 && major < 4) ? V_GLOBAL
-                                                           : V_NAMESPACED;
-    check_units(d.dw);
-    scan_units(s, d.dw);
-    /* dwz moves shared types into a supplementary file (.gnu_debugaltlink). */
-    Dwarf *alt = s->done ? NULL : dwarf_getalt(d.dw);
-    if (alt)
-        scan_units(s, alt);
-    const char *alt_name = NULL;
-    const void *alt_id;
-    char alt_note[PATH_MAX + 64] = "";
-    if (!s->done && !alt && dwelf_dwarf_gnu_debugaltlink(d.dw, &alt_name, &alt_id) > 0 && alt_name)
-        snprintf(alt_note, sizeof alt_note, " (its dwz supplementary file %s was not found)",
-                 alt_name);
-
-    int rc = 0, variant[T_COUNT];
+    int variant[T_COUNT];
     const char *where = strcmp(d.path, exe_path) ? d.path : NULL;
-    /* Malformed DWARF refuses the executable, whatever was found before. */
-    if (trouble[0])
-        rc = zs_fail(err, ZS_E_EXE_REFUSED, "%s: malformed DWARF%s%s (%s); refused", exe_path,
-                     where ? " in " : "", where ? where : "", trouble);
-    for (int t = 0; t < T_COUNT && !rc; t++) {
-        int other = !s->prefer;
-        if (s->found[t][s->prefer] || s->found[t][other]) {
-            variant[t] = s->found[t][s->prefer] ? s->prefer : other;
-            continue;
-        }
-        int v = s->missed[t][s->prefer] || !s->missed[t][other] ? s->prefer : other;
-        char what[QNAME_MAX + 64], member[64];
-        if (s->missed[t][v]) {
-            snprintf(what, sizeof what, "%s", s->why[t][v].what);
-            snprintf(member, sizeof member, "%s", s->why[t][v].member);
-        } else {
-            snprintf(what, sizeof what, "class %s", targets[t].names[v]);
-            snprintf(member, sizeof member, "%s", targets[t].first_member);
-        }
-        rc = zs_fail(err, ZS_E_LAYOUT,
-                     "%s: DWARF%s%s%s has no %s with member %s; pass --layout FILE", exe_path,
-                     where ? " in " : "", where ? where : "", alt_note, what, member);
-    }
+    int rc = choose_variants(s, exe_path, where, alt_note, variant, err);
     if (!rc)
         rc = fill_layout(s, variant, sym, exe_path, out, err);
     free(s);

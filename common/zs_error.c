@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *const messages[ZS_E__COUNT] = {
     [ZS_OK] = "no error",
@@ -59,4 +60,22 @@ void zs_error_print(const char *prog, const zs_error *err)
 int zs_exit_status(const zs_error *err)
 {
     return err->code == ZS_E_USAGE ? 2 : 1;
+}
+
+void zs_note(const zs_notes *n, zs_note_kind kind, const char *fmt, ...)
+{
+    if (!n || !n->note)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (!text)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    n->note(n->ctx, kind, text);
+    free(text);
 }

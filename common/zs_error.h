@@ -41,4 +41,20 @@ void zs_error_print(const char *prog, const zs_error *err);
 /* Process exit status for a failure kind (usage errors 2, the rest 1). */
 int zs_exit_status(const zs_error *err);
 
+/* What library code has to tell the user that is not a failure: it does not
+ * print, it hands the text (one line, no newline) to its caller's sink, and
+ * the command line decides whether and how it is shown (-q, the program's
+ * name, a progress line rewritten in place). */
+typedef enum zs_note_kind { ZS_NOTE_WARNING, ZS_NOTE_PROGRESS } zs_note_kind;
+
+typedef struct zs_notes {
+    void (*note)(void *ctx, zs_note_kind kind, const char *text);
+    void *ctx;
+} zs_notes;
+
+/* Formats a note and hands it to n; nothing when n is NULL (nobody listens)
+ * or there is no memory to format it. */
+void zs_note(const zs_notes *n, zs_note_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

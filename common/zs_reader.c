@@ -257,10 +257,95 @@ static int next_sample(zs_reader *r, zs_record *rec)
     return 0;
 }
 
+/* One decoder per record type, each filling its member of rec from the
+ * payload c; -1 when the payload does not hold one. */
+
+static int decode_stack(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    uint64_t n;
+    if (zs_get_varint(c, &rec->stack.id) || get_u32(c, &rec->stack.pid) ||
+        zs_get_varint(c, &n) || n > ZS_MAX_FRAMES)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (zs_get_varint(c, &r->frames[i].func) || zs_get_varint(c, &r->frames[i].stmt))
+            return -1;
+    rec->stack.nframes = n;
+    rec->stack.frames = r->frames;
+    return 0;
+}
+
+/* Checks the whole batch now: two columns of n varints that fill the
+ * payload exactly. Samples are then handed out one by one (next_sample). */
+static int decode_samples(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    uint64_t n, v;
+    if (zs_get_varint(c, &n) || n == 0 || n > (uint64_t)(c->end - c->p))
+        return -1;
+    r->batch_dt = *c;
+    for (uint64_t i = 0; i < n; i++)
+        if (zs_get_varint(c, &v))
+            return -1;
+    r->batch_id = (zs_cursor){c->p, c->end};
+    r->batch_dt.end = c->p;
+    for (uint64_t i = 0; i < n; i++)
+        if (zs_get_varint(c, &v))
+            return -1;
+    if (c->p != c->end)
+        return -1;
+    r->batch_left = (size_t)n;
+    return next_sample(r, rec);
+}
+
+static int decode_snapshot(zs_cursor *c, zs_record *rec)
+{
+    uint64_t n;
+    if (get_u32(c, &rec->snapshot.pid) || zs_get_varint(c, &rec->snapshot.addr) ||
+        zs_get_varint(c, &n) || n > ZS_MAX_SNAPSHOT_BYTES ||
+        zs_get_bytes(c, n, &rec->snapshot.data))
+        return -1;
+    rec->snapshot.len = n;
+    return 0;
+}
+
+static int decode_event(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    size_t off;
+    if (zs_get_varint(c, &rec->event.t_us) || get_u32(c, &rec->event.pid) ||
+        get_u32(c, &rec->event.kind) || zs_get_varint(c, &rec->event.value))
+        return -1;
+    r->strings.len = 0;
+    if (take_string(r, c, &off))
+        return -1;
+    rec->event.message = (const char *)r->strings.data + off;
+    return 0;
+}
+
+static int decode_nettime(zs_cursor *c, zs_record *rec)
+{
+    const uint8_t *p;
+    if (zs_get_varint(c, &rec->nettime.t_us) || get_u32(c, &rec->nettime.pid) ||
+        zs_get_bytes(c, 8, &p))
+        return -1;
+    memcpy(&rec->nettime.network_time, p, 8);
+    return 0;
+}
+
+static int decode_symbol(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    size_t off;
+    if (get_u32(c, &rec->symbol.pid) || zs_get_varint(c, &rec->symbol.id))
+        return -1;
+    r->strings.len = 0;
+    if (take_string(r, c, &off))
+        return -1;
+    rec->symbol.name = (const char *)r->strings.data + off;
+    return 0;
+}
+
+/* 0, -1 on a malformed payload, 1 for a record type of a later version. */
 static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
 {
     rec->type = type;
-    uint64_t n;
     switch (type) {
     case ZS_REC_HEADER:
         rec->header.items = r->kv;
@@ -268,72 +353,12 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
     case ZS_REC_PROCESS:
         rec->process.items = r->kv;
         return get_u32(c, &rec->process.pid) || decode_kv(r, c, &rec->process.count);
-    case ZS_REC_STACK:
-        if (zs_get_varint(c, &rec->stack.id) || get_u32(c, &rec->stack.pid) ||
-            zs_get_varint(c, &n) || n > ZS_MAX_FRAMES)
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            if (zs_get_varint(c, &r->frames[i].func) || zs_get_varint(c, &r->frames[i].stmt))
-                return -1;
-        rec->stack.nframes = n;
-        rec->stack.frames = r->frames;
-        return 0;
-    case ZS_REC_SAMPLES: {
-        /* Check the whole batch now: two columns of n varints that fill
-         * the payload exactly. Samples are then handed out one by one. */
-        uint64_t v;
-        if (zs_get_varint(c, &n) || n == 0 || n > (uint64_t)(c->end - c->p))
-            return -1;
-        r->batch_dt = *c;
-        for (uint64_t i = 0; i < n; i++)
-            if (zs_get_varint(c, &v))
-                return -1;
-        r->batch_id = (zs_cursor){c->p, c->end};
-        r->batch_dt.end = c->p;
-        for (uint64_t i = 0; i < n; i++)
-            if (zs_get_varint(c, &v))
-                return -1;
-        if (c->p != c->end)
-            return -1;
-        r->batch_left = (size_t)n;
-        return next_sample(r, rec);
-    }
-    case ZS_REC_SNAPSHOT:
-        if (get_u32(c, &rec->snapshot.pid) || zs_get_varint(c, &rec->snapshot.addr) ||
-            zs_get_varint(c, &n) || n > ZS_MAX_SNAPSHOT_BYTES ||
-            zs_get_bytes(c, n, &rec->snapshot.data))
-            return -1;
-        rec->snapshot.len = n;
-        return 0;
-    case ZS_REC_EVENT: {
-        size_t off;
-        if (zs_get_varint(c, &rec->event.t_us) || get_u32(c, &rec->event.pid) ||
-            get_u32(c, &rec->event.kind) || zs_get_varint(c, &rec->event.value))
-            return -1;
-        r->strings.len = 0;
-        if (take_string(r, c, &off))
-            return -1;
-        rec->event.message = (const char *)r->strings.data + off;
-        return 0;
-    }
-    case ZS_REC_NETTIME: {
-        const uint8_t *p;
-        if (zs_get_varint(c, &rec->nettime.t_us) || get_u32(c, &rec->nettime.pid) ||
-            zs_get_bytes(c, 8, &p))
-            return -1;
-        memcpy(&rec->nettime.network_time, p, 8);
-        return 0;
-    }
-    case ZS_REC_SYMBOL: {
-        size_t off;
-        if (get_u32(c, &rec->symbol.pid) || zs_get_varint(c, &rec->symbol.id))
-            return -1;
-        r->strings.len = 0;
-        if (take_string(r, c, &off))
-            return -1;
-        rec->symbol.name = (const char *)r->strings.data + off;
-        return 0;
-    }
+    case ZS_REC_STACK: return decode_stack(r, c, rec);
+    case ZS_REC_SAMPLES: return decode_samples(r, c, rec);
+    case ZS_REC_SNAPSHOT: return decode_snapshot(c, rec);
+    case ZS_REC_EVENT: return decode_event(r, c, rec);
+    case ZS_REC_NETTIME: return decode_nettime(c, rec);
+    case ZS_REC_SYMBOL: return decode_symbol(r, c, rec);
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
                zs_get_varint(c, &rec->trailer.t_us);

@@ -229,12 +229,11 @@ static char *format_string(const char *fmt, const char *a, const char *b, int n)
     return s;
 }
 
-int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *frame,
-                     zs_frame_info *out)
+int zs_resolve_frame_of(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                        const zs_frame *frame, zs_frame_info *out)
 {
     memset(out, 0, sizeof *out);
-    zs_func_info f;
-    if (zs_resolve_func(m, l, frame->func, &f)) {
+    if (!f) {
         char name[64];
         snprintf(name, sizeof name, "[unresolved 0x%llx]", (unsigned long long)frame->func);
         out->name = strdup(name);
@@ -243,24 +242,34 @@ int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *fra
         return out->name && out->file ? 0 : -1;
     }
     zs_location at = {0};
-    if (!f.builtin && frame->stmt)
+    if (!f->builtin && frame->stmt)
         zs_resolve_location(m, l, frame->stmt, &at);
-    const zs_location *body = f.builtin ? NULL : running_body(&f, &at);
+    const zs_location *body = f->builtin ? NULL : running_body(f, &at);
 
-    if (body && f.nbodies > 1)
-        out->name = format_string("%s %s:%d", f.name, body->file, body->first_line);
+    if (body && f->nbodies > 1)
+        out->name = format_string("%s %s:%d", f->name, body->file, body->first_line);
     else
-        out->name = strdup(f.name);
+        out->name = strdup(f->name);
     out->file = strdup(body ? body->file : "");
     out->start_line = body ? body->first_line : 0;
     out->line = at.file ? at.first_line : out->start_line;
     zs_location_free(&at);
-    zs_func_info_free(&f);
     if (!out->name || !out->file) {
         zs_frame_info_free(out);
         return -1;
     }
     return 0;
+}
+
+int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *frame,
+                     zs_frame_info *out)
+{
+    zs_func_info f;
+    int readable = zs_resolve_func(m, l, frame->func, &f) == 0;
+    int rc = zs_resolve_frame_of(m, l, readable ? &f : NULL, frame, out);
+    if (readable)
+        zs_func_info_free(&f);
+    return rc;
 }
 
 void zs_frame_info_free(zs_frame_info *f)

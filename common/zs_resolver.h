@@ -46,6 +46,10 @@ void zs_location_free(zs_location *loc);
  * out-of-memory only. */
 int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *frame,
                      zs_frame_info *out);
+/* zs_resolve_frame for a Func already resolved (f; NULL when it could not
+ * be read): a caller that meets one Func in many frames resolves it once. */
+int zs_resolve_frame_of(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                        const zs_frame *frame, zs_frame_info *out);
 void zs_frame_info_free(zs_frame_info *f);
 
 /* Rewrites a script path in place into the one spelling every output uses:

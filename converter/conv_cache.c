@@ -171,7 +171,7 @@ static int lock_dir(const char *path)
 
 /* Renames path and its -wal/-shm to path.bad-<unix time>, the journal files
  * first: a -wal left behind would be replayed into the rebuilt database. */
-static int set_aside(const char *path, const char *why, zs_error *err)
+static int set_aside(const char *path, const char *why, const zs_notes *notes, zs_error *err)
 {
     long long now = (long long)time(NULL);
     size_t n = strlen(path) + 64;
@@ -197,8 +197,7 @@ static int set_aside(const char *path, const char *why, zs_error *err)
     if (rc == 0 && rename(path, bad) != 0 && errno != ENOENT)
         rc = zs_fail(err, ZS_E_CACHE, "cannot set aside bad cache %s (%s): %s", path, why, strerror(errno));
     if (rc == 0)
-        fprintf(stderr, "zeek-spy-convert: warning: cache %s %s: set aside as %s, rebuilding\n", path,
-                why, bad);
+        zs_note(notes, ZS_NOTE_WARNING, "cache %s %s: set aside as %s, rebuilding", path, why, bad);
     free(bad);
     return rc;
 }
@@ -368,7 +367,7 @@ static int connect_db(conv_cache *c, char *why, size_t n, zs_error *err)
     return CONNECT_OK;
 }
 
-conv_cache *conv_cache_open(const char *path, zs_error *err)
+conv_cache *conv_cache_open(const char *path, const zs_notes *notes, zs_error *err)
 {
     conv_cache *c = calloc(1, sizeof *c);
     if (!c) {
@@ -394,7 +393,7 @@ conv_cache *conv_cache_open(const char *path, zs_error *err)
         rc = connect_db(c, why, sizeof why, err);
         if (rc == CONNECT_BAD) {
             disconnect(c);
-            rc = set_aside(c->path, why, err);
+            rc = set_aside(c->path, why, notes, err);
             if (rc == 0 && (rc = connect_db(c, why, sizeof why, err)) == CONNECT_BAD)
                 rc = zs_fail(err, ZS_E_CACHE, "rebuilt cache %s %s", c->path, why);
         }

@@ -5,7 +5,7 @@
  *
  * Safe with several converters on one cache at once (WAL, busy timeout, one
  * transaction per store). A cache file that is corrupt or newer than this
- * code is set aside with one warning line and rebuilt, never fatal. */
+ * code is set aside with one warning (a note) and rebuilt, never fatal. */
 #ifndef CONV_CACHE_H
 #define CONV_CACHE_H
 
@@ -17,8 +17,9 @@ typedef struct conv_cache conv_cache;
 /* path NULL -> default: $XDG_CACHE_HOME/zeek-spy/cache.sqlite, else
  * ~/.cache/zeek-spy/cache.sqlite (missing directories are created, mode
  * 0700). NULL with err set (ZS_E_CACHE) when no cache can be had at all;
- * the caller then goes on without one. */
-conv_cache *conv_cache_open(const char *path, zs_error *err);
+ * the caller then goes on without one. A cache set aside is told to notes
+ * (may be NULL). */
+conv_cache *conv_cache_open(const char *path, const zs_notes *notes, zs_error *err);
 
 /* The entry stored under key: 1 found (*out = a new profile, the caller's to
  * free), 0 not found (also when a different converter version stored it),

@@ -9,8 +9,9 @@ static void put_name(const char *s, FILE *out)
         fputc(*s == ';' ? ':' : (*s == '\n' ? ' ' : *s), out);
 }
 
-int conv_write_folded(const conv_profile *p, FILE *out)
+int conv_write_folded(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
 {
+    (void)o;
     for (size_t i = 0; i < p->nstacks; i++) {
         const conv_stack *s = &p->stacks[i];
         for (uint32_t k = 0; k < s->nlocs; k++) {
@@ -20,5 +21,5 @@ int conv_write_folded(const conv_profile *p, FILE *out)
         }
         fprintf(out, " %llu\n", (unsigned long long)s->count);
     }
-    return ferror(out) ? -1 : 0;
+    return ferror(out) ? conv_output_errno(err) : 0;
 }

@@ -3,11 +3,9 @@
 #ifndef CONV_FOLDED_H
 #define CONV_FOLDED_H
 
-#include <stdio.h>
+#include "conv_output.h"
 
-#include "conv_profile.h"
-#include "zs_error.h"
-
-int conv_write_folded(const conv_profile *p, FILE *out);
+/* A conv_writer (conv_output.h). */
+int conv_write_folded(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err);
 
 #endif

@@ -6,41 +6,19 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "conv_read.h"
 #include "zs_layout.h"
-#include "zs_reader.h"
 
-enum { MAX_PROCS = 64, MAX_EVENTS_SHOWN = 8 };
+enum { MAX_EVENTS_SHOWN = 8 };
 
-typedef struct proc_info {
-    uint32_t pid;
-    double net_first, net_last;
-    int has_net;
-    uint64_t samples;
-} proc_info;
-
+/* What only a description looks at; the counts are the reading's
+ * (conv_read_scan), the same a conversion makes. */
 typedef struct info {
+    FILE *out;
     uint64_t frames, last_offset;
     int any;
-    uint64_t samples, stacks, snapshot_bytes, snapshot_regions, skipped, torn, events_shown;
-    uint64_t first_us, last_us;
-    int64_t start_wall_ns;
-    int trailer;
-    proc_info procs[MAX_PROCS];
-    size_t nprocs;
-    uint32_t *stack_pid; /* by stack id, for per-process sample counts */
-    size_t nstack_pid;
+    uint64_t snapshot_bytes, snapshot_regions, events_shown;
 } info;
-
-static proc_info *proc_of(info *in, uint32_t pid)
-{
-    for (size_t i = 0; i < in->nprocs; i++)
-        if (in->procs[i].pid == pid)
-            return &in->procs[i];
-    if (in->nprocs == MAX_PROCS)
-        return NULL;
-    in->procs[in->nprocs] = (proc_info){.pid = pid};
-    return &in->procs[in->nprocs++];
-}
 
 static void print_wall(FILE *out, int64_t ns)
 {
@@ -52,12 +30,11 @@ static void print_wall(FILE *out, int64_t ns)
     fputs(buf, out);
 }
 
-static void header(const zs_record *r, info *in, FILE *out)
+static void header(const zs_record *r, FILE *out)
 {
     const zs_kv *kv = r->header.items;
     size_t n = r->header.count;
-    const char *wall = zs_kv_get(kv, n, "start_wall_ns"), *part = zs_kv_get(kv, n, "part");
-    in->start_wall_ns = wall ? strtoll(wall, NULL, 10) : 0;
+    const char *part = zs_kv_get(kv, n, "part");
     fprintf(out, "  recorded by zeek-spy %s on %s, %s mode, %s Hz",
             zs_kv_get(kv, n, "recorder_version") ? zs_kv_get(kv, n, "recorder_version") : "?",
             zs_kv_get(kv, n, "host") ? zs_kv_get(kv, n, "host") : "?",
@@ -68,7 +45,7 @@ static void header(const zs_record *r, info *in, FILE *out)
     fputc('\n', out);
 }
 
-static void process(const zs_record *r, info *in, FILE *out)
+static void process(const zs_record *r, FILE *out)
 {
     const zs_kv *kv = r->process.items;
     size_t n = r->process.count;
@@ -76,7 +53,6 @@ static void process(const zs_record *r, info *in, FILE *out)
     zs_layout l;
     const char *model = layout && !zs_layout_parse(layout, strlen(layout), "layout", &l, NULL)
                             ? zs_model_name(l.model) : "unreadable";
-    proc_of(in, r->process.pid);
     fprintf(out, "  process %u (pid %s in its namespace): Zeek %s, %s%s%s, layout from %s (%s model)\n",
             r->process.pid, zs_kv_get(kv, n, "ns_pid") ? zs_kv_get(kv, n, "ns_pid") : "?",
             zs_kv_get(kv, n, "zeek_version") ? zs_kv_get(kv, n, "zeek_version") : "?",
@@ -85,119 +61,80 @@ static void process(const zs_record *r, info *in, FILE *out)
             model);
 }
 
-static void account(const zs_record *r, info *in, FILE *out)
+/* Prints the header, processes and events as they come, and counts what
+ * only a description shows. */
+static void see(void *ctx, const zs_record *r)
 {
-    proc_info *p;
-    switch (r->type) {
-    case ZS_REC_STACK:
-        in->stacks++;
-        if (r->stack.id < (1u << 24) && r->stack.id >= in->nstack_pid) {
-            size_t n = (size_t)r->stack.id + 1024;
-            uint32_t *more = realloc(in->stack_pid, n * sizeof *more);
-            if (more) {
-                memset(more + in->nstack_pid, 0, (n - in->nstack_pid) * sizeof *more);
-                in->stack_pid = more;
-                in->nstack_pid = n;
-            }
-        }
-        if (r->stack.id < in->nstack_pid)
-            in->stack_pid[r->stack.id] = r->stack.pid;
-        break;
-    case ZS_REC_SAMPLE:
-        if (!in->samples++)
-            in->first_us = r->sample.t_us;
-        in->last_us = r->sample.t_us;
-        if (r->sample.stack_id < in->nstack_pid && (p = proc_of(in, in->stack_pid[r->sample.stack_id])))
-            p->samples++;
-        break;
-    case ZS_REC_SNAPSHOT:
+    info *in = ctx;
+    if (!in->any || r->offset != in->last_offset)
+        in->frames++;
+    in->any = 1;
+    in->last_offset = r->offset;
+    if (r->type == ZS_REC_HEADER) {
+        header(r, in->out);
+    } else if (r->type == ZS_REC_PROCESS) {
+        process(r, in->out);
+    } else if (r->type == ZS_REC_SNAPSHOT) {
         in->snapshot_bytes += r->snapshot.len;
         in->snapshot_regions++;
-        break;
-    case ZS_REC_NETTIME:
-        if ((p = proc_of(in, r->nettime.pid))) {
-            if (!p->has_net)
-                p->net_first = r->nettime.network_time;
-            p->net_last = r->nettime.network_time;
-            p->has_net = 1;
-        }
-        break;
-    case ZS_REC_EVENT:
-        if (r->event.kind == ZS_EV_SKIPPED)
-            in->skipped += r->event.value;
-        else if (r->event.kind == ZS_EV_TORN)
-            in->torn += r->event.value;
-        else if (*r->event.message && in->events_shown++ < MAX_EVENTS_SHOWN)
-            fprintf(out, "  event at %.3f s: %s\n", (double)r->event.t_us / 1e6, r->event.message);
-        break;
-    case ZS_REC_TRAILER:
-        in->trailer = 1;
-        break;
-    default:
-        break;
+    } else if (r->type == ZS_REC_EVENT && r->event.kind != ZS_EV_SKIPPED &&
+               r->event.kind != ZS_EV_TORN && *r->event.message &&
+               in->events_shown++ < MAX_EVENTS_SHOWN) {
+        fprintf(in->out, "  event at %.3f s: %s\n", (double)r->event.t_us / 1e6, r->event.message);
     }
+}
+
+static void summary(const info *in, const conv_read_totals *t, const conv_read_report *rep,
+                    FILE *out)
+{
+    fprintf(out, "  format version %u; ", t->format_version);
+    if (t->samples) {
+        fprintf(out, "samples from ");
+        print_wall(out, t->start_wall_ns + (int64_t)t->first_us * 1000);
+        fprintf(out, " for %.2f s\n", (double)(t->last_us - t->first_us) / 1e6);
+    } else {
+        fprintf(out, "no samples\n");
+    }
+    for (size_t i = 0; i < t->nprocs; i++) {
+        const conv_read_process *p = &t->procs[i];
+        fprintf(out, "  pid %u: %" PRIu64 " samples", p->pid, p->samples);
+        if (p->has_nettime)
+            fprintf(out, ", network time %.6f .. %.6f", p->net_first, p->net_last);
+        fputc('\n', out);
+    }
+    fprintf(out, "  %" PRIu64 " samples, %" PRIu64 " distinct stacks, %" PRIu64
+            " skipped ticks, %" PRIu64 " torn reads; snapshot %" PRIu64 " bytes in %" PRIu64
+            " regions\n",
+            t->samples, t->stacks, t->skipped, t->torn, in->snapshot_bytes, in->snapshot_regions);
+    if (rep->truncated)
+        fprintf(out, "  zstd frames: %" PRIu64 ", the last one (offset %" PRIu64
+                ") cut short; its whole records are used\n", in->frames, rep->truncated_at);
+    else
+        fprintf(out, "  zstd frames: %" PRIu64 ", all complete\n", in->frames);
+    fprintf(out, "  %s\n", rep->has_trailer ? "trailer present: the recorder finished"
+                                           : "no trailer: the recorder did not finish (killed?)");
 }
 
 static int describe(const char *path, FILE *out)
 {
     struct stat st;
     zs_error err = {0};
-    info in = {0};
+    info in = {.out = out};
     fprintf(out, "%s", path);
     if (stat(path, &st) == 0)
         fprintf(out, " (%lld bytes)", (long long)st.st_size);
     fputc('\n', out);
-    zs_reader *r = zs_reader_open(path, &err);
-    int got = -1;
-    if (r) {
-        zs_record rec;
-        while ((got = zs_reader_next(r, &rec, &err)) > 0) {
-            if (!in.any || rec.offset != in.last_offset)
-                in.frames++;
-            in.any = 1;
-            in.last_offset = rec.offset;
-            if (rec.type == ZS_REC_HEADER)
-                header(&rec, &in, out);
-            else if (rec.type == ZS_REC_PROCESS)
-                process(&rec, &in, out);
-            else
-                account(&rec, &in, out);
-        }
-    }
-    if (got == 0) {
-        fprintf(out, "  format version %u; ", zs_reader_format_version(r));
-        if (in.samples) {
-            fprintf(out, "samples from ");
-            print_wall(out, in.start_wall_ns + (int64_t)in.first_us * 1000);
-            fprintf(out, " for %.2f s\n", (double)(in.last_us - in.first_us) / 1e6);
-        } else {
-            fprintf(out, "no samples\n");
-        }
-        for (size_t i = 0; i < in.nprocs; i++) {
-            const proc_info *p = &in.procs[i];
-            fprintf(out, "  pid %u: %" PRIu64 " samples", p->pid, p->samples);
-            if (p->has_net)
-                fprintf(out, ", network time %.6f .. %.6f", p->net_first, p->net_last);
-            fputc('\n', out);
-        }
-        fprintf(out, "  %" PRIu64 " samples, %" PRIu64 " distinct stacks, %" PRIu64
-                " skipped ticks, %" PRIu64 " torn reads; snapshot %" PRIu64 " bytes in %" PRIu64
-                " regions\n",
-                in.samples, in.stacks, in.skipped, in.torn, in.snapshot_bytes, in.snapshot_regions);
-        uint64_t cut_at;
-        if (zs_reader_truncated(r, &cut_at))
-            fprintf(out, "  zstd frames: %" PRIu64 ", the last one (offset %" PRIu64
-                    ") cut short; its whole records are used\n", in.frames, cut_at);
-        else
-            fprintf(out, "  zstd frames: %" PRIu64 ", all complete\n", in.frames);
-        fprintf(out, "  %s\n", in.trailer ? "trailer present: the recorder finished"
-                                          : "no trailer: the recorder did not finish (killed?)");
-    } else {
+    conv_read_observer observer = {see, &in};
+    conv_reading *rd = conv_read_open(path, 0, &observer, &err);
+    conv_read_report rep = {0};
+    conv_read_totals totals;
+    int rc = rd ? conv_read_scan(rd, &rep, &totals, &err) : -1;
+    if (rc == 0)
+        summary(&in, &totals, &rep, out);
+    else
         fprintf(out, "  error: %s: %s\n", zs_code_message(err.code), err.detail);
-    }
-    zs_reader_close(r);
-    free(in.stack_pid);
-    return got == 0 ? 0 : 1;
+    conv_read_close(rd);
+    return rc == 0 ? 0 : 1;
 }
 
 int conv_info(char **paths, int n, FILE *out)

@@ -1,5 +1,4 @@
 /* zeek-spy-convert: the command line. The work is in conv_*.c. */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,17 +25,29 @@ static const char PROG[] = "zeek-spy-convert";
 
 typedef enum { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SUMMARY, FORMAT_SVG, FORMAT_SPEEDSCOPE } out_format;
 
+/* Each format's writer and its output when -o is not given ("-": stdout). */
+static const struct {
+    conv_writer *write;
+    const char *default_output;
+} formats[] = {
+    [FORMAT_PPROF] = {conv_write_pprof, "profile.pb.gz"},
+    [FORMAT_FOLDED] = {conv_write_folded, "profile.folded"},
+    [FORMAT_SUMMARY] = {conv_write_summary, "-"},
+    [FORMAT_SVG] = {conv_write_svg, "profile.svg"},
+    [FORMAT_SPEEDSCOPE] = {conv_write_speedscope, "profile.speedscope.json"},
+};
+
 typedef struct options {
     out_format format;
     const char *output;
-    size_t top;
+    conv_write_options write;
     const char *cache_path;
     int no_cache;
     int quiet;
     int verbose;
     int info;
-    int reverse;
     conv_filter filter;
+    zs_notes notes; /* where the library's warnings and progress go */
     char **recordings;
     int nrecordings;
 } options;
@@ -89,7 +100,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
-    o->top = 20;
+    o->write.top = 20;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:f:qvVh", longopts, NULL)) != -1) {
         switch (c) {
@@ -105,7 +116,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             break;
         case OPT_TOP:
             if (zs_parse_count("--top", optarg, 1000000, &n, err)) return -1;
-            o->top = (size_t)n;
+            o->write.top = (size_t)n;
             break;
         case OPT_PID:
             if (zs_parse_count("--pid", optarg, UINT32_MAX, &n, err)) return -1;
@@ -117,7 +128,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
         case OPT_INFO: o->info = 1; break;
-        case OPT_REVERSE: o->reverse = 1; break;
+        case OPT_REVERSE: o->write.reverse = 1; break;
         case OPT_CACHE: o->cache_path = optarg; break;
         case OPT_NO_CACHE: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -135,14 +146,39 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     o->nrecordings = argc - optind;
     if (o->nrecordings < 1)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
-    if (o->reverse && o->format != FORMAT_SVG)
+    if (o->write.reverse && o->format != FORMAT_SVG)
         return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
     if (!o->output)
-        o->output = o->format == FORMAT_PPROF ? "profile.pb.gz"
-                  : o->format == FORMAT_FOLDED ? "profile.folded"
-                  : o->format == FORMAT_SVG ? "profile.svg"
-                  : o->format == FORMAT_SPEEDSCOPE ? "profile.speedscope.json" : "-";
+        o->output = formats[o->format].default_output;
     return 0;
+}
+
+/* The library's notes on stderr, unless -q. A progress line is rewritten in
+ * place, and ended before anything else is printed after it. */
+typedef struct stderr_notes {
+    int quiet;
+    int progress_shown;
+} stderr_notes;
+
+static void end_progress(stderr_notes *s)
+{
+    if (s->progress_shown)
+        fputc('\n', stderr);
+    s->progress_shown = 0;
+}
+
+static void print_note(void *ctx, zs_note_kind kind, const char *text)
+{
+    stderr_notes *s = ctx;
+    if (s->quiet)
+        return;
+    if (kind == ZS_NOTE_PROGRESS) {
+        fprintf(stderr, "%s: %s\r", PROG, text);
+        s->progress_shown = 1;
+        return;
+    }
+    end_progress(s);
+    fprintf(stderr, "%s: warning: %s\n", PROG, text);
 }
 
 static int filtered(const options *o)
@@ -204,7 +240,7 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
     int want_timeline = o->format == FORMAT_SPEEDSCOPE;
     int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
-    conv_reading *rd = conv_read_open(path, use_cache, err);
+    conv_reading *rd = conv_read_open(path, use_cache, NULL, err);
     if (!rd)
         return -1;
     const char *key = use_cache ? conv_read_key(rd) : NULL;
@@ -224,8 +260,10 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
             key = NULL;
         }
     }
-    conv_read_report rep = {.show_progress = !o->quiet, .want_timeline = want_timeline};
-    if (conv_read_profile(rd, &o->filter, out, &rep, err))
+    conv_read_report rep = {.notes = &o->notes, .want_timeline = want_timeline};
+    int failed = conv_read_profile(rd, &o->filter, out, &rep, err);
+    end_progress(o->notes.ctx);
+    if (failed)
         goto out;
     warn_about(o, path, &rep, *out);
     if (key && conv_cache_store(cache, key, *out, err)) {
@@ -239,26 +277,6 @@ out:
     return rc;
 }
 
-static int write_output(const options *o, const conv_profile *p, zs_error *err)
-{
-    if (o->format == FORMAT_PPROF)
-        return conv_write_pprof(p, o->output, err);
-    conv_output out;
-    if (conv_output_open(&out, o->output, err))
-        return -1;
-    conv_svg_options svg = {.reverse = o->reverse};
-    int rc = o->format == FORMAT_FOLDED ? conv_write_folded(p, out.file)
-           : o->format == FORMAT_SVG    ? conv_write_svg(p, &svg, out.file)
-           : o->format == FORMAT_SPEEDSCOPE ? conv_write_speedscope(p, out.file)
-                                        : conv_write_summary(p, o->top, out.file);
-    if (rc) {
-        int e = errno;
-        conv_output_discard(&out);
-        return zs_fail(err, ZS_E_OUTPUT, "%s: %s", o->output, strerror(e ? e : EIO));
-    }
-    return conv_output_commit(&out, err);
-}
-
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -269,11 +287,13 @@ int main(int argc, char **argv)
 
     if (parse_args(argc, argv, &o, &err))
         goto out;
+    stderr_notes notes = {.quiet = o.quiet};
+    o.notes = (zs_notes){.note = print_note, .ctx = &notes};
     if (o.info) {
         status = conv_info(o.recordings, o.nrecordings, stdout) ? 1 : 0;
         goto out;
     }
-    if (!o.no_cache && !(cache = conv_cache_open(o.cache_path, &err))) {
+    if (!o.no_cache && !(cache = conv_cache_open(o.cache_path, &o.notes, &err))) {
         if (!o.quiet)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
@@ -306,7 +326,7 @@ int main(int argc, char **argv)
     }
     if (!o.quiet && filtered(&o) && all->meta.samples == 0)
         fprintf(stderr, "%s: warning: no samples match the --pid/--from/--to filter; the profile is empty\n", PROG);
-    if (write_output(&o, all, &err))
+    if (conv_output_write(o.output, formats[o.format].write, all, &o.write, &err))
         goto out;
     if (!o.quiet && strcmp(o.output, "-"))
         fprintf(stderr, "%s: wrote %s (%" PRIu64 " samples, %zu stacks, %zu functions)\n", PROG,

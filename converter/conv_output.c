@@ -6,7 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int conv_output_open(conv_output *o, const char *path, zs_error *err)
+typedef struct output {
+    FILE *file;
+    char *path;
+    char *tmp; /* NULL when writing to stdout */
+} output;
+
+static void output_discard(output *o);
+
+/* path "-" means stdout. */
+static int output_open(output *o, const char *path, zs_error *err)
 {
     memset(o, 0, sizeof *o);
     if (!strcmp(path, "-")) {
@@ -17,7 +26,7 @@ int conv_output_open(conv_output *o, const char *path, zs_error *err)
     o->path = strdup(path);
     o->tmp = malloc(n);
     if (!o->path || !o->tmp) {
-        conv_output_discard(o);
+        output_discard(o);
         return zs_fail(err, ZS_E_NOMEM, "%s", path);
     }
     snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
@@ -26,7 +35,7 @@ int conv_output_open(conv_output *o, const char *path, zs_error *err)
         int e = errno;
         free(o->tmp);
         o->tmp = NULL;
-        conv_output_discard(o);
+        output_discard(o);
         return zs_fail(err, ZS_E_OUTPUT, "%s: %s", path, strerror(e));
     }
     /* mkstemp makes the file 0600; an output gets the usual mode. The
@@ -36,13 +45,14 @@ int conv_output_open(conv_output *o, const char *path, zs_error *err)
     fchmod(fd, 0666 & ~mask);
     if (!(o->file = fdopen(fd, "wb"))) {
         close(fd);
-        conv_output_discard(o);
+        output_discard(o);
         return zs_fail(err, ZS_E_OUTPUT, "%s: %s", path, strerror(errno));
     }
     return 0;
 }
 
-int conv_output_commit(conv_output *o, zs_error *err)
+/* Flushes, syncs and renames; closes o in every case. */
+static int output_commit(output *o, zs_error *err)
 {
     if (!o->tmp) {
         int bad = fflush(o->file) != 0 || ferror(o->file);
@@ -62,11 +72,12 @@ int conv_output_commit(conv_output *o, zs_error *err)
     if (!e)
         e = errno;
     zs_fail(err, ZS_E_OUTPUT, "%s: %s", o->path, strerror(e ? e : EIO));
-    conv_output_discard(o);
+    output_discard(o);
     return -1;
 }
 
-void conv_output_discard(conv_output *o)
+/* Removes the temporary file. */
+static void output_discard(output *o)
 {
     if (o->file && o->file != stdout)
         fclose(o->file);
@@ -75,4 +86,25 @@ void conv_output_discard(conv_output *o)
     free(o->tmp);
     free(o->path);
     memset(o, 0, sizeof *o);
+}
+
+int conv_output_errno(zs_error *err)
+{
+    int e = errno;
+    return zs_fail(err, ZS_E_OUTPUT, "%s", strerror(e ? e : EIO));
+}
+
+int conv_output_write(const char *path, conv_writer *write, const conv_profile *p,
+                      const conv_write_options *o, zs_error *err)
+{
+    output out;
+    if (output_open(&out, path, err))
+        return -1;
+    if (write(p, o, out.file, err)) {
+        output_discard(&out);
+        char detail[sizeof err->detail];
+        memcpy(detail, err->detail, sizeof detail);
+        return zs_fail(err, err->code, "%s: %s", path, detail);
+    }
+    return output_commit(&out, err);
 }

@@ -6,11 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include "conv_output.h"
 #include "profile.pb-c.h"
 #include "zs_intern.h"
 
@@ -310,13 +307,13 @@ static int build_profile(build *b, const conv_profile *p)
 }
 
 /* The pprof format is gzip on disk (deflate with a gzip wrapper). */
-static int write_gzip(FILE *f, const uint8_t *data, size_t len, const char *path, zs_error *err)
+static int write_gzip(FILE *f, const uint8_t *data, size_t len, zs_error *err)
 {
     z_stream z = {0};
     uint8_t out[64 << 10];
     int rc = 0, flush;
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return zs_fail(err, ZS_E_OUTPUT, "%s: cannot start gzip compression", path);
+        return zs_fail(err, ZS_E_OUTPUT, "cannot start gzip compression");
     z.next_in = (uint8_t *)data;
     do {
         z.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
@@ -326,12 +323,12 @@ static int write_gzip(FILE *f, const uint8_t *data, size_t len, const char *path
             z.next_out = out;
             z.avail_out = sizeof out;
             if (deflate(&z, flush) == Z_STREAM_ERROR) {
-                rc = zs_fail(err, ZS_E_OUTPUT, "%s: gzip compression failed", path);
+                rc = zs_fail(err, ZS_E_OUTPUT, "gzip compression failed");
                 goto out;
             }
             size_t n = sizeof out - z.avail_out;
             if (fwrite(out, 1, n, f) != n) {
-                rc = zs_fail(err, ZS_E_OUTPUT, "%s: write: %s", path, strerror(errno));
+                rc = zs_fail(err, ZS_E_OUTPUT, "write: %s", strerror(errno));
                 goto out;
             }
         } while (z.avail_out == 0);
@@ -341,36 +338,28 @@ out:
     return rc;
 }
 
-int conv_write_pprof(const conv_profile *p, const char *path, zs_error *err)
+int conv_write_pprof(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
 {
+    (void)o;
     build b = {0};
     uint8_t *packed = NULL;
-    conv_output out = {0};
     int rc = -1;
 
     if (check_indexes(p)) {
-        zs_fail(err, ZS_E_OUTPUT, "%s: the profile refers to a missing function or location", path);
+        zs_fail(err, ZS_E_OUTPUT, "the profile refers to a missing function or location");
         goto out;
     }
     if (build_profile(&b, p)) {
-        zs_fail(err, ZS_E_NOMEM, "%s: building the pprof profile", path);
+        zs_fail(err, ZS_E_NOMEM, "building the pprof profile");
         goto out;
     }
     size_t len = perftools__profiles__profile__get_packed_size(&b.prof);
     if (!(packed = malloc(len ? len : 1))) {
-        zs_fail(err, ZS_E_NOMEM, "%s: encoding the pprof profile", path);
+        zs_fail(err, ZS_E_NOMEM, "encoding the pprof profile");
         goto out;
     }
     perftools__profiles__profile__pack(&b.prof, packed);
-    /* Written beside path and renamed over it (conv_output): an interrupted
-     * run leaves the previous profile intact. */
-    if (conv_output_open(&out, path, err))
-        goto out;
-    if (write_gzip(out.file, packed, len, path, err)) {
-        conv_output_discard(&out);
-        goto out;
-    }
-    rc = conv_output_commit(&out, err);
+    rc = write_gzip(out, packed, len, err);
 out:
     free(packed);
     build_free(&b);

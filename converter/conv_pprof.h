@@ -3,11 +3,9 @@
 #ifndef CONV_PPROF_H
 #define CONV_PPROF_H
 
-#include "conv_profile.h"
-#include "zs_error.h"
+#include "conv_output.h"
 
-/* Writes p to path, replacing it atomically: a reader sees the old file or
- * the complete new one, never a partial profile. 0 or -1 (err filled). */
-int conv_write_pprof(const conv_profile *p, const char *path, zs_error *err);
+/* A conv_writer (conv_output.h). */
+int conv_write_pprof(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err);
 
 #endif

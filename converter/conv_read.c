@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "zs_image.h"
+#include "zs_intern.h"
 #include "zs_layout.h"
 #include "zs_reader.h"
 #include "zs_resolver.h"
@@ -38,6 +39,14 @@ typedef struct nettime_point {
     double network_time;
 } nettime_point;
 
+/* A Func as the resolver read it from the snapshot, once per address: a Func
+ * stands in many frames of many stacks, and reading one means its name and
+ * the location of every body. */
+typedef struct known_func {
+    int readable;
+    zs_func_info info;
+} known_func;
+
 typedef struct process {
     uint32_t pid;
     zs_layout layout;
@@ -48,6 +57,9 @@ typedef struct process {
     size_t nclock;
     char **symbols;   /* native function names by SYMBOL id (format 2) */
     size_t nsymbols;
+    known_func *funcs; /* resolved so far, indexed by func_index */
+    size_t nfuncs, funcs_cap;
+    zs_intern func_index;
 } process;
 
 typedef struct pending_sample {
@@ -78,6 +90,8 @@ struct conv_reading {
     /* When asked for: every kept sample as (t_us, raw stack id), turned
      * into (unix ns, profile stack) once the stacks are resolved. */
     conv_timeline *timeline;
+    conv_read_observer observer; /* sees every record first (--info) */
+    conv_read_process *totals;   /* per process, filled by conv_read_scan */
 };
 typedef struct conv_reading reading;
 
@@ -380,6 +394,34 @@ static int add_resolved(reading *rd, raw_stack *s, uint32_t process, const uint3
     return 0;
 }
 
+/* The Func at addr in p's snapshot, resolved the first time it is asked for:
+ * *out is NULL when it cannot be read. 0, or -1 on no memory. */
+static int func_of(process *p, const zs_memory *mem, uint64_t addr, const zs_func_info **out)
+{
+    uint64_t h = zs_mix64(addr); /* a bijection: the hash is the key */
+    int64_t at = zs_intern_find(&p->func_index, h, NULL, NULL, NULL);
+    if (at < 0) {
+        if (p->nfuncs == p->funcs_cap) {
+            size_t cap = p->funcs_cap ? 2 * p->funcs_cap : 64;
+            known_func *more = realloc(p->funcs, cap * sizeof *more);
+            if (!more)
+                return -1;
+            p->funcs = more;
+            p->funcs_cap = cap;
+        }
+        known_func *k = &p->funcs[p->nfuncs];
+        k->readable = zs_resolve_func(mem, &p->layout, addr, &k->info) == 0;
+        if (zs_intern_add(&p->func_index, h, (uint32_t)p->nfuncs)) {
+            if (k->readable)
+                zs_func_info_free(&k->info);
+            return -1;
+        }
+        at = (int64_t)p->nfuncs++;
+    }
+    *out = p->funcs[at].readable ? &p->funcs[at].info : NULL;
+    return 0;
+}
+
 /* Resolves one raw stack into interned locations and adds it. */
 static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *err)
 {
@@ -405,7 +447,9 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
         if (rd->format_version >= 2 && zs_frame_is_native(&s->frames[i])) {
             fi = native_frame(p, s->frames[i].stmt);
         } else if (p && p->has_layout) {
-            if (zs_resolve_frame(&mem, &p->layout, &s->frames[i], &fi))
+            const zs_func_info *f;
+            if (func_of(p, &mem, s->frames[i].func, &f) ||
+                zs_resolve_frame_of(&mem, &p->layout, f, &s->frames[i], &fi))
                 return zs_fail(err, ZS_E_NOMEM, "%s: resolving", rd->path);
         } else { /* no process record, so no layout to read anything with */
             char name[64];
@@ -466,7 +510,16 @@ static int make_key(reading *rd, const zs_record *header, zs_error *err)
     return 0;
 }
 
-conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
+/* Shows rec to the observer, then takes it. */
+static int take(reading *rd, const zs_record *rec, zs_error *err)
+{
+    if (rd->observer.see)
+        rd->observer.see(rd->observer.ctx, rec);
+    return dispatch(rd, rec, err);
+}
+
+conv_reading *conv_read_open(const char *path, int want_key, const conv_read_observer *observer,
+                             zs_error *err)
 {
     reading *rd = calloc(1, sizeof *rd);
     zs_record rec;
@@ -476,6 +529,8 @@ conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
         return NULL;
     }
     rd->path = path;
+    if (observer)
+        rd->observer = *observer;
     if (!(rd->reader = zs_reader_open(path, err)))
         goto fail;
     int got = zs_reader_next(rd->reader, &rec, err);
@@ -492,7 +547,7 @@ conv_reading *conv_read_open(const char *path, int want_key, zs_error *err)
     }
     if (want_key && rec.type == ZS_REC_HEADER && make_key(rd, &rec, err))
         goto fail;
-    if (dispatch(rd, &rec, err))
+    if (take(rd, &rec, err))
         goto fail;
     return rd;
 fail:
@@ -505,11 +560,14 @@ const char *conv_read_key(const conv_reading *rd)
     return rd->key[0] ? rd->key : NULL;
 }
 
-int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
-                      conv_read_report *report, zs_error *err)
+/* Reads every record after the header, counting and checking; the same for
+ * a profile and for a description. */
+static int read_rest(reading *rd, const conv_filter *filter, conv_read_report *report, zs_error *err)
 {
-    int show_progress = report->show_progress, want_timeline = report->want_timeline;
+    const zs_notes *notes = report->notes;
+    int want_timeline = report->want_timeline;
     memset(report, 0, sizeof *report);
+    report->notes = notes;
     report->want_timeline = want_timeline;
     time_t started = time(NULL), shown = started;
     rd->filter = filter;
@@ -521,25 +579,61 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
     zs_record rec;
     int got = 0;
     while (!rd->at_end && (got = zs_reader_next(rd->reader, &rec, err)) > 0) {
-        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && show_progress &&
+        if (rec.type == ZS_REC_SAMPLE && (++report->samples & 0xfffff) == 0 && notes &&
             time(NULL) > shown) { /* a long read: say where it is, once a second */
             shown = time(NULL);
-            fprintf(stderr, "zeek-spy-convert: %s: %.1f million samples read (%lld s)\r",
-                    rd->path, (double)report->samples / 1e6, (long long)(shown - started));
+            zs_note(notes, ZS_NOTE_PROGRESS, "%s: %.1f million samples read (%lld s)", rd->path,
+                    (double)report->samples / 1e6, (long long)(shown - started));
         }
         if (rec.type == ZS_REC_TRAILER)
             report->has_trailer = 1;
-        if (dispatch(rd, &rec, err))
+        if (take(rd, &rec, err))
             return -1;
     }
     if (got < 0)
         return -1;
     rd->at_end = 1;
-    if (shown != started)
-        fputc('\n', stderr);
     report->truncated = zs_reader_truncated(rd->reader, &report->truncated_at);
     report->skipped_records = zs_reader_skipped_records(rd->reader);
-    if (settle(rd, 1, err) || resolve_all(rd, err))
+    return settle(rd, 1, err);
+}
+
+int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals *totals,
+                   zs_error *err)
+{
+    if (read_rest(rd, NULL, report, err))
+        return -1;
+    if (!(rd->totals = calloc(rd->nprocs ? rd->nprocs : 1, sizeof *rd->totals)))
+        return zs_fail(err, ZS_E_NOMEM, "%s: totals", rd->path);
+    for (size_t i = 0; i < rd->nprocs; i++) {
+        const process *p = &rd->procs[i];
+        conv_read_process *t = &rd->totals[i];
+        t->pid = p->pid;
+        t->has_nettime = p->nclock > 0;
+        if (p->nclock) {
+            t->net_first = p->clock[0].network_time;
+            t->net_last = p->clock[p->nclock - 1].network_time;
+        }
+    }
+    for (size_t i = 0; i < rd->nstacks; i++) {
+        const raw_stack *s = &rd->stacks[i];
+        const process *p = s->defined ? find_process(rd, s->pid, 0) : NULL;
+        if (p)
+            rd->totals[p - rd->procs].samples += s->count;
+    }
+    const conv_meta *m = &rd->profile->meta;
+    *totals = (conv_read_totals){
+        .format_version = rd->format_version, .start_wall_ns = m->start_wall_ns,
+        .samples = m->samples, .stacks = rd->ndefined, .skipped = m->skipped, .torn = m->torn,
+        .first_us = rd->first_us, .last_us = rd->last_us,
+        .procs = rd->totals, .nprocs = rd->nprocs};
+    return 0;
+}
+
+int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
+                      conv_read_report *report, zs_error *err)
+{
+    if (read_rest(rd, filter, report, err) || resolve_all(rd, err))
         return -1;
     if (rd->timeline) { /* now in unix time, and the profile's stack numbers */
         for (size_t i = 0; i < rd->timeline->n; i++) {
@@ -577,16 +671,22 @@ void conv_read_close(conv_reading *rd)
         for (size_t k = 0; k < rd->procs[i].nsymbols; k++)
             free(rd->procs[i].symbols[k]);
         free(rd->procs[i].symbols);
+        for (size_t k = 0; k < rd->procs[i].nfuncs; k++)
+            if (rd->procs[i].funcs[k].readable)
+                zs_func_info_free(&rd->procs[i].funcs[k].info);
+        free(rd->procs[i].funcs);
+        zs_intern_free(&rd->procs[i].func_index);
     }
     free(rd->procs);
     free(rd->pending);
+    free(rd->totals);
     free(rd);
 }
 
 int conv_read_recording(const char *path, const conv_filter *filter, conv_profile **out,
                         conv_read_report *report, zs_error *err)
 {
-    conv_reading *rd = conv_read_open(path, 0, err);
+    conv_reading *rd = conv_read_open(path, 0, NULL, err);
     int rc = rd ? conv_read_profile(rd, filter, out, report, err) : -1;
     conv_read_close(rd);
     return rc;

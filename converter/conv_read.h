@@ -10,10 +10,11 @@
 #include "conv_filter.h"
 #include "conv_profile.h"
 #include "zs_error.h"
+#include "zs_reader.h"
 
 
 typedef struct conv_read_report {
-    int show_progress;      /* in: a progress line on stderr for long reads */
+    const zs_notes *notes;  /* in: progress of long reads (NULL: none) */
     int want_timeline;      /* in: keep every sample's time (profile->timeline) */
     uint64_t samples;       /* samples read (before filtering) */
     int truncated;          /* last zstd frame cut short */
@@ -27,17 +28,49 @@ typedef struct conv_read_report {
  * then, if still wanted, the rest into a profile. */
 typedef struct conv_reading conv_reading;
 
+/* Sees every record before the reading takes it, the header included: a
+ * description prints as it reads (see is called with ctx). */
+typedef struct conv_read_observer {
+    void (*see)(void *ctx, const zs_record *rec);
+    void *ctx;
+} conv_read_observer;
+
+/* What conv_read_scan counted for one process. */
+typedef struct conv_read_process {
+    uint32_t pid;
+    uint64_t samples;
+    int has_nettime;
+    double net_first, net_last; /* Zeek's network time at the first and last NETTIME */
+} conv_read_process;
+
+/* What conv_read_scan counted in the whole recording. */
+typedef struct conv_read_totals {
+    uint32_t format_version;
+    int64_t start_wall_ns;      /* the header's */
+    uint64_t samples, stacks, skipped, torn;
+    uint64_t first_us, last_us; /* the first and last sample, from the start */
+    const conv_read_process *procs; /* in the order they appear; the reading's */
+    size_t nprocs;
+} conv_read_totals;
+
 /* Opens path and reads its header; want_key: also make its cache key (the
  * recording id and the file's size), failing when there is no header.
  * NULL with err set on failure. */
-conv_reading *conv_read_open(const char *path, int want_key, zs_error *err);
+conv_reading *conv_read_open(const char *path, int want_key, const conv_read_observer *observer,
+                             zs_error *err);
 /* The cache key; NULL when it was not asked for or cannot be made. */
 const char *conv_read_key(const conv_reading *r);
 /* Reads the rest of the recording into *out (the caller's to free).
- * report->show_progress and want_timeline are read; the rest of *report
+ * report->notes and want_timeline are read; the rest of *report
  * is filled. Once per reading. 0, or -1 with err set. */
 int conv_read_profile(conv_reading *r, const conv_filter *filter, conv_profile **out,
                       conv_read_report *report, zs_error *err);
+/* Reads the rest of the recording, counting and checking every record as
+ * conv_read_profile does, but resolves nothing: for a description. *totals
+ * is valid until conv_read_close. 0, or -1 with err set. */
+int conv_read_scan(conv_reading *r, conv_read_report *report, conv_read_totals *totals,
+                   zs_error *err);
+
 void conv_read_close(conv_reading *r);
 
 /* conv_read_open, conv_read_profile and conv_read_close in one. */

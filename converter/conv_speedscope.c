@@ -106,7 +106,9 @@ static void put_profile(const conv_profile *p, size_t process, const uint32_t *i
     fputs("]}", out);
 }
 
-int conv_write_speedscope(const conv_profile *p, FILE *out)
+/* 0, or -1 with errno set (EINVAL: the profile has no timeline; out of
+ * memory; write error). */
+static int write_speedscope(const conv_profile *p, FILE *out)
 {
     const conv_timeline *t = p->timeline;
     if (!t) {
@@ -143,4 +145,11 @@ int conv_write_speedscope(const conv_profile *p, FILE *out)
     fputs("]}\n", out);
     free(idx);
     return ferror(out) ? -1 : 0;
+}
+
+int conv_write_speedscope(const conv_profile *p, const conv_write_options *o, FILE *out,
+                          zs_error *err)
+{
+    (void)o;
+    return write_speedscope(p, out) ? conv_output_errno(err) : 0;
 }

@@ -5,12 +5,10 @@
 #ifndef CONV_SPEEDSCOPE_H
 #define CONV_SPEEDSCOPE_H
 
-#include <stdio.h>
+#include "conv_output.h"
 
-#include "conv_profile.h"
-
-/* 0, or -1 with errno set (EINVAL: the profile has no timeline; out of
- * memory; write error). */
-int conv_write_speedscope(const conv_profile *p, FILE *out);
+/* A conv_writer (conv_output.h). Fails on a profile without a timeline. */
+int conv_write_speedscope(const conv_profile *p, const conv_write_options *o, FILE *out,
+                          zs_error *err);
 
 #endif

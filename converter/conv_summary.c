@@ -112,7 +112,7 @@ static int write_handlers(const conv_profile *p, uint64_t total, size_t top, FIL
     return 0;
 }
 
-int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
+static int write_summary(const conv_profile *p, size_t top, FILE *out)
 {
     const conv_meta *m = &p->meta;
     row *rows = calloc(p->nfunctions ? p->nfunctions : 1, sizeof *rows);
@@ -151,4 +151,9 @@ int conv_write_summary(const conv_profile *p, size_t top, FILE *out)
     if (write_processes(p, total, out) || write_handlers(p, total, top, out))
         return -1;
     return ferror(out) ? -1 : 0;
+}
+
+int conv_write_summary(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
+{
+    return write_summary(p, o->top, out) ? conv_output_errno(err) : 0;
 }

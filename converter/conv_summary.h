@@ -3,10 +3,9 @@
 #ifndef CONV_SUMMARY_H
 #define CONV_SUMMARY_H
 
-#include <stdio.h>
+#include "conv_output.h"
 
-#include "conv_profile.h"
-
-int conv_write_summary(const conv_profile *p, size_t top, FILE *out);
+/* A conv_writer (conv_output.h): o->top rows a table. */
+int conv_write_summary(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err);
 
 #endif

@@ -297,10 +297,11 @@ static void footer(drawing *d, int height)
     fputs("</text>\n</svg>\n", out);
 }
 
-int conv_write_svg(const conv_profile *p, const conv_svg_options *o, FILE *out)
+/* 0, or -1 with errno set (out of memory, write error). */
+static int write_svg(const conv_profile *p, int reverse, FILE *out)
 {
     conv_tree t;
-    drawing d = {.p = p, .t = &t, .reverse = o && o->reverse, .out = out};
+    drawing d = {.p = p, .t = &t, .reverse = reverse, .out = out};
     uint8_t *kinds = classify(p);
     if (!kinds || conv_tree_build(&t, p, d.reverse)) {
         free(kinds);
@@ -322,4 +323,9 @@ int conv_write_svg(const conv_profile *p, const conv_svg_options *o, FILE *out)
         return -1;
     }
     return ferror(out) ? -1 : 0;
+}
+
+int conv_write_svg(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
+{
+    return write_svg(p, o->reverse, out) ? conv_output_errno(err) : 0;
 }

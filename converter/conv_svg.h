@@ -6,17 +6,11 @@
 #ifndef CONV_SVG_H
 #define CONV_SVG_H
 
-#include <stdio.h>
+#include "conv_output.h"
 
-#include "conv_profile.h"
-
-typedef struct conv_svg_options {
-    /* Innermost frames at the root, drawn top-down (an icicle): which
-     * callers the hot functions are reached from. */
-    int reverse;
-} conv_svg_options;
-
-/* 0, or -1 with errno set (out of memory, write error). */
-int conv_write_svg(const conv_profile *p, const conv_svg_options *o, FILE *out);
+/* A conv_writer (conv_output.h). o->reverse puts the innermost frames at the
+ * root, drawn top-down (an icicle): which callers the hot functions are
+ * reached from. */
+int conv_write_svg(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err);
 
 #endif

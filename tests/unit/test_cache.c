@@ -217,26 +217,41 @@ static void remove_tree(const char *path)
     }
 }
 
-/* Runs conv_cache_open with stderr captured; returns the cache and copies
- * what it printed into out. */
+/* The notes a call gave, one line each. */
+typedef struct captured {
+    char *out;
+    size_t n, len;
+    int other_kinds;
+} captured;
+
+static void capture_note(void *ctx, zs_note_kind kind, const char *text)
+{
+    captured *c = ctx;
+    c->other_kinds += kind != ZS_NOTE_WARNING;
+    int w = snprintf(c->out + c->len, c->n - c->len, "%s\n", text);
+    if (w > 0)
+        c->len += (size_t)w < c->n - c->len ? (size_t)w : c->n - c->len - 1;
+}
+
+/* Runs conv_cache_open; returns the cache and copies the warnings it gave
+ * into out, one line each. */
 static conv_cache *open_capturing(const char *path, zs_error *err, char *out, size_t n)
 {
-    char *capture = path_in("stderr.txt");
-    fflush(stderr);
-    int saved = dup(2), fd = open(capture, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 2);
-    close(fd);
-    conv_cache *c = conv_cache_open(path, err);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    FILE *f = fopen(capture, "r");
-    size_t got = f ? fread(out, 1, n - 1, f) : 0;
-    out[got] = '\0';
-    if (f)
-        fclose(f);
-    unlink(capture);
+    captured cap = {.out = out, .n = n};
+    out[0] = '\0';
+    zs_notes notes = {.note = capture_note, .ctx = &cap};
+    conv_cache *c = conv_cache_open(path, &notes, err);
+    CHECK(cap.other_kinds == 0);
     return c;
+}
+
+/* The forked openers of a race tell their warnings on stderr, which the
+ * parent captures. */
+static void note_to_stderr(void *ctx, zs_note_kind kind, const char *text)
+{
+    (void)ctx;
+    (void)kind;
+    fprintf(stderr, "%s\n", text);
 }
 
 static int count_lines(const char *s)
@@ -251,7 +266,7 @@ static int count_lines(const char *s)
 static void check_set_aside_warning(const char *printed, const char *path, const char *reason)
 {
     char want[600];
-    snprintf(want, sizeof want, "zeek-spy-convert: warning: cache %s ", path);
+    snprintf(want, sizeof want, "cache %s ", path);
     CHECK(count_lines(printed) == 1);
     CHECK(strncmp(printed, want, strlen(want)) == 0);
     CHECK(strstr(printed, reason) != NULL);
@@ -268,7 +283,7 @@ static void test_round_trip(void)
 {
     zs_error err = {0};
     const char *path = path_in("rt/nested/cache.sqlite"); /* directories made on open */
-    conv_cache *c = conv_cache_open(path, &err);
+    conv_cache *c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     if (!c) {
         fprintf(stderr, "open: %s\n", err.detail);
@@ -300,7 +315,7 @@ static void test_round_trip(void)
     conv_cache_close(c);
 
     /* Survives closing, in WAL mode. */
-    c = conv_cache_open(path, &err);
+    c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     if (c) {
         CHECK(loads_as(c, "rec-1:1000", p3));
@@ -317,7 +332,7 @@ static void test_round_trip(void)
 
     /* Another converter version's entry is a miss, not a wrong answer. */
     CHECK(sql_exec(path, "UPDATE recordings SET converter = '0.0.0-old' WHERE key = 'rec-2:2000'") == SQLITE_OK);
-    c = conv_cache_open(path, &err);
+    c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     if (c) {
         got = NULL;
@@ -336,7 +351,7 @@ static void test_store_is_atomic(void)
 {
     zs_error err = {0};
     const char *path = path_in("atomic.sqlite");
-    conv_cache *c = conv_cache_open(path, &err);
+    conv_cache *c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     if (!c)
         return;
@@ -387,7 +402,7 @@ static void test_default_path(void)
     zs_error err = {0};
 
     setenv("XDG_CACHE_HOME", path_in("xdg/cache"), 1);
-    conv_cache *c = conv_cache_open(NULL, &err);
+    conv_cache *c = conv_cache_open(NULL, NULL, &err);
     CHECK(c != NULL);
     snprintf(want, sizeof want, "%s/zeek-spy/cache.sqlite", path_in("xdg/cache"));
     CHECK(c && strcmp(conv_cache_path(c), want) == 0);
@@ -402,11 +417,11 @@ static void test_default_path(void)
     mkdir(path_in("home"), 0755);
     snprintf(want, sizeof want, "%s/.cache/zeek-spy/cache.sqlite", path_in("home"));
     unsetenv("XDG_CACHE_HOME");
-    c = conv_cache_open(NULL, &err);
+    c = conv_cache_open(NULL, NULL, &err);
     CHECK(c && strcmp(conv_cache_path(c), want) == 0);
     conv_cache_close(c);
     setenv("XDG_CACHE_HOME", "relative/cache", 1);
-    c = conv_cache_open(NULL, &err);
+    c = conv_cache_open(NULL, NULL, &err);
     CHECK(c && strcmp(conv_cache_path(c), want) == 0);
     CHECK(exists(want));
     conv_cache_close(c);
@@ -508,7 +523,7 @@ static void test_corrupt_pages_set_aside(void)
     mkdir(path_in("pages"), 0700);
     const char *path = path_in("pages/cache.sqlite");
     zs_error err = {0};
-    conv_cache *c = conv_cache_open(path, &err);
+    conv_cache *c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     conv_profile *p = make_profile(30, 300, 1000);
     CHECK(c && conv_cache_store(c, "big", p, &err) == 0);
@@ -548,7 +563,7 @@ static void test_cannot_create(void)
 {
     zs_error err = {0};
     CHECK(write_file(path_in("plainfile"), "x", 1) == 0);
-    conv_cache *c = conv_cache_open(path_in("plainfile/sub/cache.sqlite"), &err);
+    conv_cache *c = conv_cache_open(path_in("plainfile/sub/cache.sqlite"), NULL, &err);
     CHECK(c == NULL);
     CHECK(err.code == ZS_E_CACHE && err.detail[0] != '\0');
 
@@ -556,7 +571,7 @@ static void test_cannot_create(void)
         mkdir(path_in("readonly"), 0500);
         chmod(path_in("readonly"), 0500);
         err = (zs_error){0};
-        c = conv_cache_open(path_in("readonly/cache.sqlite"), &err);
+        c = conv_cache_open(path_in("readonly/cache.sqlite"), NULL, &err);
         CHECK(c == NULL);
         CHECK(err.code == ZS_E_CACHE && err.detail[0] != '\0');
         chmod(path_in("readonly"), 0700);
@@ -571,7 +586,7 @@ static int writer(const char *path, int w, int go)
     if (read(go, &b, 1) < 0) /* EOF: the parent released everyone at once */
         return 1;
     zs_error err = {0};
-    conv_cache *c = conv_cache_open(path, &err);
+    conv_cache *c = conv_cache_open(path, NULL, &err);
     if (!c) {
         fprintf(stderr, "writer %d: open: %s\n", w, err.detail);
         return 1;
@@ -615,7 +630,7 @@ static void test_two_writers(void)
     }
 
     zs_error err = {0};
-    conv_cache *c = conv_cache_open(path, &err);
+    conv_cache *c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     if (!c)
         return;
@@ -671,7 +686,8 @@ static void test_two_openers_one_set_aside(void)
             if (read(go[0], &b, 1) < 0)
                 _exit(1);
             zs_error err = {0};
-            conv_cache *c = conv_cache_open(path, &err);
+            zs_notes notes = {.note = note_to_stderr};
+            conv_cache *c = conv_cache_open(path, &notes, &err);
             char key[32];
             snprintf(key, sizeof key, "opener-%d", w);
             conv_profile *p = make_profile(500 + (unsigned)w, 10, 20);
@@ -717,7 +733,7 @@ static void test_killed_writer(void)
     if (pid == 0) {
         close(ready[0]);
         zs_error err = {0};
-        conv_cache *c = conv_cache_open(path, &err);
+        conv_cache *c = conv_cache_open(path, NULL, &err);
         if (!c || write(ready[1], "r", 1) != 1)
             _exit(1);
         for (int i = 0; i < MAX_STORES; i++) {
@@ -788,7 +804,7 @@ static void test_migration_from_v1(void)
     sqlite3_close(db);
     CHECK(sql_int(path, "PRAGMA user_version") == 1);
 
-    conv_cache *c = conv_cache_open(path, &err);
+    conv_cache *c = conv_cache_open(path, NULL, &err);
     CHECK(c != NULL);
     if (!c)
         return;
@@ -807,7 +823,7 @@ static void test_migration_from_v1(void)
 static void test_load_speed(void)
 {
     zs_error err = {0};
-    conv_cache *c = conv_cache_open(path_in("speed.sqlite"), &err);
+    conv_cache *c = conv_cache_open(path_in("speed.sqlite"), NULL, &err);
     CHECK(c != NULL);
     if (!c)
         return;

@@ -72,6 +72,13 @@ static int count_prefixed(const char *dir, const char *prefix)
     return n;
 }
 
+/* As the converter writes a pprof file: beside path, renamed into place. */
+static int write_pprof(const conv_profile *p, const char *path, zs_error *err)
+{
+    conv_write_options o = {0};
+    return conv_output_write(path, conv_write_pprof, p, &o, err);
+}
+
 static uint32_t loc(conv_profile *p, const char *name, const char *file, int start, int line)
 {
     int64_t f = conv_profile_function(p, name, file, start);
@@ -114,7 +121,7 @@ static void test_contents(const char *dir)
     snprintf(path, sizeof path, "%s/profile.pb.gz", dir);
     conv_profile *cp = sample_profile();
     zs_error err = {0};
-    CHECK(conv_write_pprof(cp, path, &err) == 0);
+    CHECK(write_pprof(cp, path, &err) == 0);
     Profile *p = read_pprof(path);
     CHECK(p);
     if (!p)
@@ -211,7 +218,7 @@ static void test_many_strings(const char *dir)
         CHECK(conv_profile_add_stack(cp, 1, &l, 1, 1) == 0);
     }
     zs_error err = {0};
-    CHECK(conv_write_pprof(cp, path, &err) == 0);
+    CHECK(write_pprof(cp, path, &err) == 0);
     Profile *p = read_pprof(path);
     CHECK(p);
     if (p) {
@@ -237,7 +244,7 @@ static void test_replace(const char *dir)
         fclose(f);
     conv_profile *cp = sample_profile();
     zs_error err = {0};
-    CHECK(conv_write_pprof(cp, path, &err) == 0);
+    CHECK(write_pprof(cp, path, &err) == 0);
     Profile *p = read_pprof(path);
     CHECK(p && p->n_sample == 4);
     if (p)
@@ -253,14 +260,14 @@ static void test_failures(const char *dir)
     zs_error err = {0};
 
     snprintf(path, sizeof path, "%s/no/such/dir.pb.gz", dir);
-    CHECK(conv_write_pprof(cp, path, &err) == -1);
+    CHECK(write_pprof(cp, path, &err) == -1);
     CHECK(err.code == ZS_E_OUTPUT && !strncmp(err.detail, path, strlen(path)));
 
     /* rename() cannot replace a directory: the temp file must go. */
     snprintf(path, sizeof path, "%s/adir", dir);
     CHECK(mkdir(path, 0755) == 0);
     err = (zs_error){0};
-    CHECK(conv_write_pprof(cp, path, &err) == -1);
+    CHECK(write_pprof(cp, path, &err) == -1);
     CHECK(err.code == ZS_E_OUTPUT && !strncmp(err.detail, path, strlen(path)));
     CHECK(count_prefixed(dir, "adir.tmp.") == 0);
     rmdir(path);
@@ -269,7 +276,7 @@ static void test_failures(const char *dir)
     snprintf(path, sizeof path, "%s/bad.pb.gz", dir);
     cp->locations[0].function = 99;
     err = (zs_error){0};
-    CHECK(conv_write_pprof(cp, path, &err) == -1);
+    CHECK(write_pprof(cp, path, &err) == -1);
     CHECK(err.code == ZS_E_OUTPUT);
     CHECK(access(path, F_OK) != 0);
     conv_profile_free(cp);
