@@ -352,7 +352,7 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
         return decode_kv(r, c, &rec->header.count);
     case ZS_REC_PROCESS:
         rec->process.items = r->kv;
-        return get_u32(c, &rec->process.pid) || decode_kv(r, c, &rec->process.count);
+        return get_u32(c, &rec->process.pid) || decode_kv(r, c, &rec->process.count) ? -1 : 0;
     case ZS_REC_STACK: return decode_stack(r, c, rec);
     case ZS_REC_SAMPLES: return decode_samples(r, c, rec);
     case ZS_REC_SNAPSHOT: return decode_snapshot(c, rec);
@@ -361,7 +361,7 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
     case ZS_REC_SYMBOL: return decode_symbol(r, c, rec);
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
-               zs_get_varint(c, &rec->trailer.t_us);
+               zs_get_varint(c, &rec->trailer.t_us) ? -1 : 0;
     }
     return 1; /* unknown type: skipped by the caller */
 }

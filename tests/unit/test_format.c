@@ -641,6 +641,23 @@ static void test_record_past_frame(void)
     expect_failure("malformed stack", r, &err, ZS_E_CORRUPT, "short-payload", "malformed", NULL);
     free(z);
 
+    /* A PROCESS and a TRAILER cut short: corrupt, not skipped as records
+     * of a later version. */
+    static const struct { uint8_t type; const char *payload; size_t len; const char *name; } cut[] = {
+        {ZS_REC_PROCESS, "\x05\x02\x01", 3, "short-process"}, /* 2 pairs announced, one byte */
+        {ZS_REC_TRAILER, "\x05", 1, "short-trailer"},          /* samples only */
+    };
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        b.len = 0;
+        preamble(&b, ZS_FORMAT_VERSION);
+        put_empty_header(&b);
+        put_record(&b, cut[i].type, cut[i].payload, cut[i].len);
+        z = zstd_frame(b.data, b.len, &n);
+        r = zs_reader_open_memory(z, n, cut[i].name, &err);
+        expect_failure(cut[i].name, r, &err, ZS_E_CORRUPT, cut[i].name, "malformed", NULL);
+        free(z);
+    }
+
     /* More frames than the format allows in one stack. */
     b.len = 0;
     preamble(&b, ZS_FORMAT_VERSION);
