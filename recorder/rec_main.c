@@ -82,6 +82,9 @@ typedef struct cli {
     const char *exe; /* --print-layout EXECUTABLE */
 } cli;
 
+/* One case per option, in the order --help lists them: longer than our
+ * usual function, but a reader checks an option against its case in one
+ * place. */
 static int parse_args(int argc, char **argv, cli *c, zs_error *err)
 {
     static const struct option longopts[] = {
