@@ -28,8 +28,8 @@ static slot *find_slot(const session *s, pid_t pid)
 static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut, size_t *n,
                                   zs_error *err)
 {
-    int truncated;
-    size_t m = rec_native_unwind(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &truncated);
+    unsigned marks;
+    size_t m = rec_native_unwind(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks);
     s->native_samples++;
     if (!m) {
         s->native_failed++;
@@ -50,14 +50,18 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
         if (!s->frames[i].func)
             s->frames[i].func = 1;
     int mismatch;
-    int64_t marker = -1;
-    if (truncated) {
-        marker = REC_NATIVE_TRUNCATED_ID;
-        if (rec_output_symbol(s->out, sl->target.pid, REC_NATIVE_TRUNCATED_ID,
-                              rec_native_name(sl->native, REC_NATIVE_TRUNCATED_ID), err))
+    rec_mixed_cut where = {-1, -1};
+    if (marks & REC_NATIVE_TRUNCATED)
+        where.truncated = REC_NATIVE_TRUNCATED_ID;
+    if (marks & REC_NATIVE_ON_FIBER)
+        where.fiber = REC_NATIVE_FIBER_ID;
+    for (int i = 0; i < 2; i++) {
+        int64_t id = i ? where.fiber : where.truncated;
+        if (id >= 0 && rec_output_symbol(s->out, sl->target.pid, (uint64_t)id,
+                                         rec_native_name(sl->native, (uint64_t)id), err))
             return NULL;
     }
-    *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, marker, s->mixed, ZS_MAX_FRAMES,
+    *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, where, s->mixed, ZS_MAX_FRAMES,
                          &mismatch);
     s->native_mismatched += mismatch;
     return s->mixed;

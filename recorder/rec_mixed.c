@@ -23,7 +23,7 @@ int rec_mixed_is_entry(const char *name)
 static zs_frame native_frame(uint64_t id) { return (zs_frame){0, id}; }
 
 size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
-                       const rec_mixed_native *native, size_t nnative, int64_t truncated_id,
+                       const rec_mixed_native *native, size_t nnative, rec_mixed_cut cut,
                        zs_frame *out, size_t max, int *mismatch)
 {
     size_t k = 0, entries = 0, first = nnative, last = nnative;
@@ -35,10 +35,19 @@ size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
             first = i;
         last = i;
     }
+    if (cut.fiber >= 0) {
+        for (size_t i = 0; i < nscript && k < max; i++)
+            out[k++] = script[i];
+        if (k < max)
+            out[k++] = native_frame((uint64_t)cut.fiber);
+        for (size_t i = 0; i < nnative && k < max; i++)
+            out[k++] = native_frame(native[i].id);
+        return k;
+    }
     /* A stack deeper than the copy starts at the marker, not at _start. */
-    int cut_short = truncated_id >= 0;
+    int cut_short = cut.truncated >= 0;
     if (cut_short && max)
-        out[k++] = native_frame((uint64_t)truncated_id);
+        out[k++] = native_frame((uint64_t)cut.truncated);
     if (nscript == 0) {
         /* No script running: where the native time goes, all of it. */
         for (size_t i = 0; i < nnative && k < max; i++)

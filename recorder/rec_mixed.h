@@ -20,13 +20,20 @@ typedef struct rec_mixed_native {
 /* Whether a (mangled) symbol is one of Zeek's interpreter entry points. */
 int rec_mixed_is_entry(const char *name);
 
+/* A native stack that does not run from the thread's entry: the marker
+ * frame (a symbol id) it starts at, -1 when not so. */
+typedef struct rec_mixed_cut {
+    int64_t truncated; /* deeper than the copy: its outermost frames missing */
+    int64_t fiber;     /* a Spicy fiber's stack, from the fiber's entry on */
+} rec_mixed_cut;
+
 /* script and native outermost first; out gets at most max frames,
- * outermost first. truncated_id >= 0: the native stack is missing its
- * outermost frames (deeper than the copy), and the stack starts with that
- * marker symbol; the script frames then align from the innermost. *mismatch
- * is set when the fallback was used. */
+ * outermost first. Cut short, the stack starts at the marker and the script
+ * frames align from the innermost; on a fiber, the fiber's frames follow the
+ * script frames after the marker (they hold no activation of them).
+ * *mismatch is set when the fallback was used. */
 size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
-                       const rec_mixed_native *native, size_t nnative, int64_t truncated_id,
+                       const rec_mixed_native *native, size_t nnative, rec_mixed_cut cut,
                        zs_frame *out, size_t max, int *mismatch);
 
 #endif

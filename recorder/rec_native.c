@@ -380,9 +380,9 @@ static ssize_t ask(rec_native *n, rec_mixed_native *frames, size_t max, uint32_t
     }
 }
 
-size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, int *truncated)
+size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks)
 {
-    *truncated = 0;
+    *marks = 0;
     if (!n->stack_len || !max || n->sock < 0)
         return 0;
     uint32_t flags = 0;
@@ -393,9 +393,11 @@ size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, in
     if (m < 0)
         return 0;
     if (flags & UW_BEYOND_COPY) {
-        *truncated = 1;
+        *marks |= REC_NATIVE_TRUNCATED;
         n->truncated++;
     }
+    if (flags & UW_ON_FIBER)
+        *marks |= REC_NATIVE_ON_FIBER;
     return (size_t)m;
 }
 

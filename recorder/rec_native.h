@@ -19,7 +19,11 @@ enum {
     REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up */
     REC_NATIVE_MAX_FRAMES = 256,
     REC_NATIVE_TRUNCATED_ID = 0, /* the symbol "[truncated]": a stack deeper than the copy */
+    REC_NATIVE_FIBER_ID = 1,     /* the symbol "[spicy fiber]": a stack that is a fiber's */
 };
+
+/* What rec_native_unwind says of a stack besides its frames. */
+enum { REC_NATIVE_TRUNCATED = 1, REC_NATIVE_ON_FIBER = 2 };
 
 typedef struct rec_native rec_native;
 
@@ -33,14 +37,17 @@ int rec_native_capture(rec_native *n);
 
 /* After the target resumed: the captured stack's frames, OUTERMOST first,
  * as symbol ids with their interpreter-entry flag (rec_mixed_is_entry).
- * *truncated is set when the unwind ran off the copy before the outermost
- * frame. Returns the count; 0 when the unwind failed or the unwinder is
- * gone (rec_native_broken says why, once it is). */
-size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, int *truncated);
+ * *marks: REC_NATIVE_TRUNCATED when the unwind ran off the copy before the
+ * outermost frame; REC_NATIVE_ON_FIBER when the stack is a Spicy fiber's
+ * (the frames then start at the fiber's entry). Returns the count; 0 when
+ * the unwind failed or the unwinder is gone (rec_native_broken says why,
+ * once it is). */
+size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks);
 
 /* The (mangled) name of a symbol id rec_native_unwind returned:
  * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module
- * does, "[truncated]" for REC_NATIVE_TRUNCATED_ID. */
+ * does, and the markers' names for REC_NATIVE_TRUNCATED_ID and
+ * REC_NATIVE_FIBER_ID. */
 const char *rec_native_name(const rec_native *n, uint64_t id);
 
 /* Why the unwinder is gone (it crashed, hung or answered out of bounds),

@@ -28,7 +28,11 @@ enum {
     UW_MAX_MSG = 64 << 10,
 };
 
-enum { UW_BEYOND_COPY = 1, UW_OUTSIDE_MODULES = 2 };
+enum {
+    UW_BEYOND_COPY = 1,     /* the unwind needed stack above the copy */
+    UW_OUTSIDE_MODULES = 2, /* a PC in no module: the module list is old */
+    UW_ON_FIBER = 4,        /* the frames end at a fiber's entry */
+};
 
 typedef struct rec_unwind_head {
     uint32_t type;

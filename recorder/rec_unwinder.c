@@ -260,6 +260,13 @@ static int64_t symbol(unwinder *u, uint64_t pc)
     return id;
 }
 
+/* Where HILTI's runtime enters a fiber (Spicy parsers run on fibers with
+ * stacks of their own: hilti/rt/fiber.h). */
+static int is_fiber_entry(const char *name)
+{
+    return !strcmp(name, "__fiber_run_trampoline") || !strcmp(name, "__fiber_switch_trampoline");
+}
+
 static void unwind(unwinder *u)
 {
     u->beyond_copy = 0;
@@ -277,10 +284,14 @@ static void unwind(unwinder *u)
         if (id < 0)
             _exit(4); /* out of memory: the recorder carries on without */
         out[1 + n++] = (uint32_t)id;
+        if (is_fiber_entry(u->names[id])) {
+            flags |= UW_ON_FIBER; /* what lies beyond is not zeek's stack */
+            break;
+        }
     }
     if (!u->npcs)
         flags |= UW_OUTSIDE_MODULES;
-    if (u->beyond_copy || u->npcs == UW_MAX_FRAMES)
+    if (!(flags & UW_ON_FIBER) && (u->beyond_copy || u->npcs == UW_MAX_FRAMES))
         flags |= UW_BEYOND_COPY;
     out[0] = flags;
     rec_unwind_head h = {UW_RESULT, (uint32_t)n};
@@ -376,14 +387,19 @@ void rec_unwinder_main(int sock)
     uint8_t *buf = malloc(UW_MAX_MSG);
     if (!buf)
         _exit(4);
-    /* Symbol 0 is the marker of a stack deeper than the copy
-     * (REC_NATIVE_TRUNCATED_ID). */
-    u.names = malloc(sizeof *u.names);
-    if (!u.names || !(u.names[0] = strdup("[truncated]")))
+    /* The markers' names come first (REC_NATIVE_TRUNCATED_ID,
+     * REC_NATIVE_FIBER_ID). */
+    static const char *const markers[] = {"[truncated]", "[spicy fiber]"};
+    enum { NMARKERS = sizeof markers / sizeof markers[0] };
+    if (!(u.names = malloc(NMARKERS * sizeof *u.names)))
         _exit(4);
-    u.nnames = 1;
-    rec_unwind_head h0 = {UW_NAME, 0};
-    send_or_exit(sock, &h0, u.names[0], strlen(u.names[0]));
+    for (uint32_t i = 0; i < NMARKERS; i++) {
+        if (!(u.names[i] = strdup(markers[i])))
+            _exit(4);
+        u.nnames++;
+        rec_unwind_head h = {UW_NAME, i};
+        send_or_exit(sock, &h, markers[i], strlen(markers[i]));
+    }
     unsigned long samples = 0;
     for (;;) {
         int fd;

@@ -31,12 +31,14 @@ CHAIN = {"3.0": ["BifFunc::bro_md5_hash(long)", "zeek::detail::hash_update(long)
          "8.0": ["zeek::BifFunc::md5_hash_bif(long)", "zeek::detail::hash_update(long)",
                  "zeek::detail::hash_block(long)"]}
 CHAIN["8.2"] = CHAIN["8.0"]
+FIBER = "[spicy fiber]"
 
 
-def record(env, gen):
+def record(env, gen, extra=()):
     rec, truth = env.path("native.zspy"), env.path("truth.tsv")
     r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", rec, "--",
-                 env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth])
+                 env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth]
+                + list(extra))
     if r.returncode != 0:
         e2e.fail("recorder: " + r.stderr)
     m = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not match",
@@ -101,6 +103,23 @@ def check(label, gen, stacks, truth_path, unwound, failed, mismatched):
     return {f for frames, _ in stacks for f in frames if f not in script_names}
 
 
+def check_fiber(label, stacks):
+    """Samples on the Spicy-like fiber start at the [spicy fiber] marker,
+    then HILTI's fiber entry and the parser: never under main, never
+    without the marker. (Their share against the double's truth is checked
+    by check(), the marker being the truth's name for that time.)"""
+    on_fiber = 0
+    for frames, count in stacks:
+        if "hilti_demo::parse_chunk(long)" not in frames:
+            continue
+        if frames[:2] != [FIBER, "__fiber_run_trampoline"] or "main" in frames:
+            e2e.fail("%s: a fiber's stack not rooted at its marker: %s" % (label, ";".join(frames)))
+        on_fiber += count
+    if not on_fiber:
+        e2e.fail("%s: no samples on the fiber" % label)
+    return on_fiber
+
+
 def main():
     build = sys.argv[1]
     for gen in ("3.0", "8.0", "8.2"):
@@ -113,6 +132,13 @@ def main():
             if c not in names[True] or c not in names[False]:
                 e2e.fail("Zeek %s: %s missing (DWARF %s, stripped %s)"
                          % (gen, c, c in names[False], c in names[True]))
+    # A Spicy parser on a fiber (--spicy-fiber: 300 us of each connection).
+    for gen in ("8.0", "8.2"):
+        env = e2e.Env(build, gen, True)
+        label = "Zeek %s double, stripped, Spicy fiber" % gen
+        stacks, truth, unwound, failed, mismatched = record(env, gen, ["--spicy-fiber"])
+        check(label, gen, stacks, truth, unwound, failed, mismatched)
+        print("  %s: %d samples on the fiber, each rooted at %s" % (label, check_fiber(label, stacks), FIBER))
     print("PASS native")
 
 

@@ -44,8 +44,10 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 // ---------------------------------------------------------------------------
@@ -604,6 +606,7 @@ struct Options {
 	long unstoppable_ms = 0;   // > 0: once a second, cannot be stopped for this long
 	long deep = 0;             // > 0: first run a call chain this deep for deep_ms
 	long deep_ms = 1000;
+	bool spicy_fiber = false;  // each iteration also runs a Spicy-like parser on a fiber
 };
 
 struct Result {
@@ -623,6 +626,61 @@ static void block_uninterruptibly(long ms)
 	}
 	if ( child > 0 )
 		waitpid(child, nullptr, 0);
+}
+
+// --spicy-fiber: a Spicy parser as Zeek 6+ runs it, on a fiber with a stack
+// of its own (HILTI's runtime enters a fiber through the extern "C"
+// __fiber_run_trampoline), outside any script frame. A sampled stack taken
+// there does not lead back to main.
+static ucontext_t main_context, fiber_context;
+static int64_t fiber_work_ns;
+
+}   // namespace zd
+
+namespace hilti_demo {
+__attribute__((noinline)) void parse_chunk(int64_t ns)
+{
+	zd::spin(ns);
+	asm volatile("" ::: "memory");
+}
+}   // namespace hilti_demo
+
+extern "C" __attribute__((noinline)) void __fiber_run_trampoline(void* args)
+{
+	(void)args;
+	for ( ;; ) {   // resumed once per chunk, never returns
+		hilti_demo::parse_chunk(zd::fiber_work_ns);
+		swapcontext(&zd::fiber_context, &zd::main_context);
+	}
+}
+
+namespace zd {
+
+static void fiber_entry() { __fiber_run_trampoline(nullptr); }
+
+static bool start_fiber()
+{
+	const size_t size = 256 << 10;
+	void* stack = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ( stack == MAP_FAILED || getcontext(&fiber_context) != 0 )
+		return false;
+	fiber_context.uc_stack.ss_sp = stack;
+	fiber_context.uc_stack.ss_size = size;
+	fiber_context.uc_link = nullptr;
+	makecontext(&fiber_context, fiber_entry, 0);
+	return true;
+}
+
+static int fiber_slot = -1;
+
+// One chunk of parsing on the fiber: its time is the fiber slot's.
+static void run_fiber_chunk(int64_t ns)
+{
+	fiber_work_ns = ns;   // spin() scales it as any statement
+	const int before = ledger.current();
+	ledger.switch_to(fiber_slot);
+	swapcontext(&main_context, &fiber_context);
+	ledger.switch_to(before);
 }
 
 // Fake packet clock: deterministic, advancing 4 ms per connection.
@@ -655,6 +713,8 @@ static Result run(const World& w, const Options& opt)
 		// Waiting for packets: native time, empty call stack.
 		next_connection_size();
 		usleep(useconds_t(kIdleUs * conn_scale));
+		if ( fiber_slot >= 0 )
+			run_fiber_chunk(300000);
 
 		// The event manager dispatches the event: there is no call expression.
 		trace = 0xcbf29ce484222325ULL;
@@ -706,6 +766,7 @@ static void usage(FILE* out)
 	        "  --ground-truth FILE write the time spent per function/body/BiF at exit\n"
 	        "  --quiet             do not print the start banner\n"
 	        "  --hang              get stuck in md5_hash, five calls deep, until SIGTERM\n"
+	        "  --spicy-fiber       each connection also parses 300 us on a fiber, outside scripts\n"
 	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
 	        "                      control) for MS ms, in an uninterruptible wait\n",
@@ -747,6 +808,8 @@ static bool parse_options(int argc, char** argv, Options* opt)
 				return false;
 		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
 			opt->ground_truth = v;
+		} else if ( strcmp(argv[i], "--spicy-fiber") == 0 ) {
+			opt->spicy_fiber = true;
 		} else if ( strcmp(argv[i], "--hang") == 0 ) {
 			hang_requested = true;
 		} else if ( (v = option_value("--deep", argc, argv, &i)) ) {
@@ -800,6 +863,13 @@ int main(int argc, char** argv)
 
 	idle_slot = ledger.add("idle", "empty_call_stack", "-", 0);
 	World world = build_world();
+	if ( opt.spicy_fiber ) {
+		fiber_slot = ledger.add("native", "[spicy fiber]", "-", 0);
+		if ( ! start_fiber() ) {
+			fprintf(stderr, "zeek-double: error: cannot make a fiber: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	if ( opt.deep > 0 )
 		world.deep = build_deep_chain(int(opt.deep), int(opt.deep_ms));
 

@@ -11,7 +11,8 @@
 #define S(f) ((zs_frame){(f), 7})   /* a script frame: func f */
 #define N(id) ((rec_mixed_native){(id), 0})
 #define E(id) ((rec_mixed_native){(id), 1}) /* an interpreter activation */
-enum { MARK = 99 };
+enum { MARK = 99, FIBER = 98 };
+static const rec_mixed_cut WHOLE = {-1, -1}, CUT = {MARK, -1}, ON_FIBER = {-1, FIBER};
 
 /* out as a string: script frames "s<func>", native ones "n<id>". */
 static const char *show(const zs_frame *out, size_t n)
@@ -33,36 +34,43 @@ int main(void)
     int mismatch;
     /* _start main [E plumbing E] bif callee */
     rec_mixed_native full[] = {N(10), N(11), E(20), N(21), E(22), N(30), N(31)};
-    size_t n = rec_mixed_stack(script, 2, 0, full, 7, -1, out, 32, &mismatch);
+    size_t n = rec_mixed_stack(script, 2, 0, full, 7, WHOLE, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "n10 n11 s1 s2 n30 n31 ") && !mismatch);
 
     /* One activation missing: script frames and the native leaf, counted. */
     rec_mixed_native one[] = {N(10), E(20), N(30)};
-    n = rec_mixed_stack(script, 2, 0, one, 3, -1, out, 32, &mismatch);
+    n = rec_mixed_stack(script, 2, 0, one, 3, WHOLE, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "s1 s2 n30 ") && mismatch);
 
     /* No script running: the native stack whole. */
-    n = rec_mixed_stack(script, 0, 0, full, 7, -1, out, 32, &mismatch);
+    n = rec_mixed_stack(script, 0, 0, full, 7, WHOLE, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "n10 n11 n20 n21 n22 n30 n31 ") && !mismatch);
 
     /* Cut short with both activations in the copy: the marker replaces
      * what was above it. */
     rec_mixed_native cut_both[] = {N(11), E(20), N(21), E(22), N(30)};
-    n = rec_mixed_stack(script, 2, 0, cut_both, 5, MARK, out, 32, &mismatch);
+    n = rec_mixed_stack(script, 2, 0, cut_both, 5, CUT, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "n99 n11 s1 s2 n30 ") && !mismatch);
 
     /* Cut short with only the innermost activation in the copy. */
     rec_mixed_native cut_one[] = {N(21), E(22), N(30)};
-    n = rec_mixed_stack(script, 2, 0, cut_one, 3, MARK, out, 32, &mismatch);
+    n = rec_mixed_stack(script, 2, 0, cut_one, 3, CUT, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "n99 s1 s2 n30 ") && !mismatch);
 
     /* Cut short inside the innermost script frame's native work. */
     rec_mixed_native cut_none[] = {N(30), N(31)};
-    n = rec_mixed_stack(script, 2, 0, cut_none, 2, MARK, out, 32, &mismatch);
+    n = rec_mixed_stack(script, 2, 0, cut_none, 2, CUT, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "n99 s1 s2 n30 n31 ") && !mismatch);
 
+    /* On a fiber: the script frames, the marker, the fiber's frames. */
+    rec_mixed_native fiber[] = {N(40), N(41)};
+    n = rec_mixed_stack(script, 2, 0, fiber, 2, ON_FIBER, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "s1 s2 n98 n40 n41 ") && !mismatch);
+    n = rec_mixed_stack(script, 0, 0, fiber, 2, ON_FIBER, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n98 n40 n41 ") && !mismatch);
+
     /* Room for three frames: the outermost three. */
-    n = rec_mixed_stack(script, 2, 0, full, 7, -1, out, 3, &mismatch);
+    n = rec_mixed_stack(script, 2, 0, full, 7, WHOLE, out, 3, &mismatch);
     CHECK(n == 3 && !strcmp(show(out, n), "n10 n11 s1 "));
 
     CHECK(rec_mixed_is_entry("_ZNK4zeek6detail10ScriptFunc6InvokeEPNS0_5FrameE"));
