@@ -57,12 +57,12 @@ int rec_cpu_pinned(pid_t pid)
     return -1;
 }
 
-void rec_cpu_move_self(int cpu, const cpu_set_t *home)
+int rec_cpu_move_self(int cpu, const cpu_set_t *home)
 {
     if (cpu < 0 || !CPU_ISSET(cpu, home) || cpu == sched_getcpu())
-        return;
+        return 0;
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0;
 }

@@ -27,7 +27,7 @@ int rec_cpu_pinned(pid_t pid);
 
 /* Moves the calling thread to cpu when home (the CPUs it was started on:
  * a recorder pinned by its user stays where it was put) allows it; no-op
- * when already there or cpu < 0. */
-void rec_cpu_move_self(int cpu, const cpu_set_t *home);
+ * when already there or cpu < 0. 1 when it moved. */
+int rec_cpu_move_self(int cpu, const cpu_set_t *home);
 
 #endif

@@ -48,6 +48,7 @@ static void child(const rec_inspect_request *req, int exe_fd, int root_fd, int o
         .cpu_seconds = req->want_dwarf ? REC_INSPECT_DWARF_SECONDS : REC_INSPECT_ELF_SECONDS,
         .address_space = (rlim_t)file_size + (req->want_dwarf ? DWARF_HEADROOM : ELF_HEADROOM),
         .open_files = 64,
+        .nice = 10,
     };
     if (rec_sandbox_enter(&lim, keep, 3) != 0)
         _exit(2);

@@ -21,17 +21,27 @@ static slot *find_slot(const session *s, pid_t pid)
     return NULL;
 }
 
-/* --native, after the target resumed: unwinds the copied stack, names its
- * frames (each name written to the recording once) and places the script
- * frames among them. Returns the frames to write (*n their count), or NULL
- * on a write error. */
-static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut, size_t *n,
-                                  zs_error *err)
+/* Writes one sample: once for its tick, and once more for each tick that
+ * passed while the target waited to reach its stop. */
+static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, uint64_t tick_ns,
+                        uint64_t owed, zs_error *err)
 {
-    unsigned marks;
-    size_t m = rec_native_unwind(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks);
+    for (uint64_t k = 0; k <= owed; k++)
+        if (rec_output_sample(s->out, sl->target.pid, rec_session_us(s, tick_ns + k * s->period_ns),
+                              frames, n, err))
+            return -1;
+    return 0;
+}
+
+/* The stack of a sample whose unwind came back (m > 0 frames in
+ * s->natives) or failed (m <= 0): its native frames named in the recording
+ * (each once) and the script frames put in their places. */
+static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t nscript, int cut,
+                                  ssize_t m, unsigned marks, size_t *n, zs_error *err)
+{
+    *n = nscript;
     s->native_samples++;
-    if (!m) {
+    if (m <= 0) {
         s->native_failed++;
         const char *why = rec_native_broken(sl->native);
         if (why && !sl->said_native_broken) {
@@ -39,17 +49,16 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
             rec_session_say(s, "warning: pid %d: no more native frames: %s; sampling goes on "
                 "with script frames", (int)sl->target.pid, why);
         }
-        return s->frames;
+        return script;
     }
-    for (size_t i = 0; i < m; i++)
+    for (ssize_t i = 0; i < m; i++)
         if (rec_output_symbol(s->out, sl->target.pid, s->natives[i].id,
                               rec_native_name(sl->native, s->natives[i].id), err))
             return NULL;
     /* A script frame with a null Func would read as native: never write one. */
     for (size_t i = 0; i < nscript; i++)
-        if (!s->frames[i].func)
-            s->frames[i].func = 1;
-    int mismatch;
+        if (!script[i].func)
+            script[i].func = 1;
     rec_mixed_cut where = {-1, -1};
     if (marks & REC_NATIVE_TRUNCATED)
         where.truncated = REC_NATIVE_TRUNCATED_ID;
@@ -61,14 +70,69 @@ static const zs_frame *mix_native(session *s, slot *sl, size_t nscript, int cut,
                                          rec_native_name(sl->native, (uint64_t)id), err))
             return NULL;
     }
-    *n = rec_mixed_stack(s->frames, nscript, cut, s->natives, m, where, s->mixed, ZS_MAX_FRAMES,
-                         &mismatch);
+    int mismatch;
+    *n = rec_mixed_stack(script, nscript, cut, s->natives, (size_t)m, where, s->mixed,
+                         ZS_MAX_FRAMES, &mismatch);
     s->native_mismatched += mismatch;
     return s->mixed;
 }
 
-/* Writes the stack just read: once for its tick, and once more for each
- * tick that passed while the target waited to reach its stop. */
+int rec_loop_native_drain(session *s, slot *sl, int wait, zs_error *err)
+{
+    while (sl->npending) {
+        unsigned marks = 0;
+        ssize_t m = rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait);
+        if (m == REC_NATIVE_NOT_YET)
+            return 0;
+        pending_sample *p = &sl->pending[sl->pending_head];
+        size_t n;
+        const zs_frame *frames = mix_native(s, sl, p->frames, p->nscript, p->cut, m, marks, &n, err);
+        int rc = frames ? write_sample(s, sl, frames, n, p->tick_ns, p->owed, err) : -1;
+        free(p->frames);
+        p->frames = NULL;
+        sl->pending_head = (sl->pending_head + 1) % NATIVE_PENDING;
+        sl->npending--;
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* Every target's answered unwinds; with wait, all of them. */
+static int native_drain_all(session *s, int wait, zs_error *err)
+{
+    for (size_t i = 0; i < s->nslots; i++)
+        if (s->slots[i]->npending && rec_loop_native_drain(s, s->slots[i], wait, err))
+            return -1;
+    return 0;
+}
+
+/* Hands the capture to the unwinder and keeps the script frames until its
+ * answer. 0, 1 when the sample is to be written now without native frames
+ * (the unwinder is gone or behind), -1 on error. */
+static int defer_native(session *s, slot *sl, size_t nscript, int cut, uint64_t tick_ns,
+                        uint64_t owed, zs_error *err)
+{
+    if (sl->npending == NATIVE_PENDING && rec_loop_native_drain(s, sl, 1, err))
+        return -1;
+    zs_frame *copy = malloc((nscript ? nscript : 1) * sizeof *copy);
+    if (!copy)
+        return zs_fail(err, ZS_E_NOMEM, "native samples");
+    if (rec_native_submit(sl->native) != 0) {
+        free(copy);
+        s->native_samples++;
+        s->native_failed++;
+        return 1;
+    }
+    memcpy(copy, s->frames, nscript * sizeof *copy);
+    sl->pending[(sl->pending_head + sl->npending) % NATIVE_PENDING] =
+        (pending_sample){tick_ns, owed, copy, nscript, cut};
+    sl->npending++;
+    return 0;
+}
+
+/* The stack just read: written at once, or with --native once its unwind
+ * is back. */
 static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, uint64_t owed,
                   zs_error *err)
 {
@@ -81,22 +145,20 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
         return rec_target_alive(sl->target.pid) ? 0 : rec_session_target_gone(s, sl, err);
     }
     int cut;
-    size_t nscript = rec_sampler_frames(sl->sampler, s->frames, &cut), n = nscript;
-    const zs_frame *frames = s->frames;
-    if (sl->native_taken) {
-        if ((frames = mix_native(s, sl, n, cut, &n, err)) == NULL)
-            return -1;
-        sl->native_taken = 0;
-    }
+    size_t nscript = rec_sampler_frames(sl->sampler, s->frames, &cut);
     s->stats.samples++;
     s->stats.credited += owed;
     s->stats.deep += cut;
     sl->taken++;
     sl->credited += owed;
-    for (uint64_t k = 0; k <= owed; k++)
-        if (rec_output_sample(s->out, sl->target.pid, rec_session_us(s, tick_ns + k * s->period_ns),
-                              frames, n, err))
+    int now = 1;
+    if (sl->native_taken) {
+        sl->native_taken = 0;
+        if ((now = defer_native(s, sl, nscript, cut, tick_ns, owed, err)) < 0)
             return -1;
+    }
+    if (now && write_sample(s, sl, s->frames, nscript, tick_ns, owed, err))
+        return -1;
     /* --top names script frames only (from live memory). */
     return s->top ? rec_top_sample(s->top, &sl->target, s->frames, nscript, 1 + owed, err) : 0;
 }
@@ -191,7 +253,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow, zs_
     if (cpu < 0 && (follow || !s->spin_backoff))
         cpu = rec_cpu_current(&sl->cpu);
     if (follow)
-        rec_cpu_move_self(cpu, &s->home);
+        s->moved |= rec_cpu_move_self(cpu, &s->home);
     rec_sampler_warm(sl->sampler);
     if (rec_ptrace_interrupt(&sl->tracee, rec_now_ns()))
         return 0; /* gone: its exit status is collected next */
@@ -209,7 +271,14 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow, zs_
 static int tick(session *s, uint64_t tick_ns, zs_error *err)
 {
     int elsewhere = 0;
-    int follow = s->follow_cpu && s->active == 1;
+    /* From the target's own CPU only as a real-time process: at normal
+     * priority the recorder would run there only when the target yields,
+     * and sample it idle (+35 points of idle measured). */
+    int follow = s->follow_cpu && s->active == 1 && s->realtime && !rec_signals_demoted();
+    if (!follow && s->moved) {
+        sched_setaffinity(0, sizeof s->home, &s->home);
+        s->moved = 0;
+    }
     for (size_t i = 0; i < s->nslots; i++) {
         slot *sl = s->slots[i];
         if (!sl->active)
@@ -308,13 +377,13 @@ int rec_loop_run(session *s, zs_error *err)
             if (s->top && !interrupted(s) && rec_top_idle(s->top, now, &s->stats))
                 break;
             rec_ptrace_wait(end && end < clock.deadline_ns ? end : clock.deadline_ns);
-            if (collect(s, err))
+            if (collect(s, err) || native_drain_all(s, 0, err))
                 return -1;
             continue;
         }
         if (end && now >= end)
             break;
-        if (tick(s, now, err))
+        if (tick(s, now, err) || native_drain_all(s, 0, err))
             return -1;
         s->stats.skipped += rec_clock_advance(&clock, rec_now_ns());
         if (now >= next_second) {
@@ -332,6 +401,8 @@ int rec_loop_run(session *s, zs_error *err)
             next_stats += stats_every;
         }
     }
+    if (native_drain_all(s, 1, err))
+        return -1;
     return second_tick(s, rec_now_ns(), 1, err);
 }
 

@@ -42,6 +42,8 @@ struct rec_native {
     size_t nnames;
     uint64_t last_refresh_ns;
     unsigned refreshes;
+    unsigned outstanding; /* unwinds asked for, not answered yet */
+    uint64_t asked_ns;    /* when the oldest of them was asked for */
     uint64_t truncated;
     uint8_t msg[UW_MAX_MSG];
 };
@@ -72,8 +74,12 @@ static void give_up(rec_native *n, const char *why)
         n->broken = why;
 }
 
+/* One message, with a descriptor when fd >= 0. Never blocks for long: an
+ * unwinder that stopped reading must not stop the recorder. A capture
+ * (wait 0) is not sent when the unwinder is behind: -2; anything else waits
+ * up to ANSWER_MS for room, then gives the unwinder up. */
 static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payload, size_t len,
-                    int fd)
+                    int fd, int wait)
 {
     rec_unwind_head h = {type, arg};
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
@@ -92,15 +98,27 @@ static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payl
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &fd, sizeof fd);
     }
+    uint64_t deadline = now_ns() + (uint64_t)ANSWER_MS * 1000000ULL;
     for (;;) {
         if (n->sock < 0)
             return -1;
-        if (sendmsg(n->sock, &m, MSG_NOSIGNAL) >= 0)
+        if (sendmsg(n->sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
             return 0;
-        if (errno != EINTR) {
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN) {
             give_up(n, "the unwinder exited");
             return -1;
         }
+        if (!wait)
+            return -2;
+        uint64_t now = now_ns();
+        if (now >= deadline) {
+            give_up(n, "the unwinder stopped reading for 3 s");
+            return -1;
+        }
+        struct pollfd p = {n->sock, POLLOUT, 0};
+        poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
     }
 }
 
@@ -191,7 +209,7 @@ static int send_modules(rec_native *n)
         snprintf(range, sizeof range, "%llx-%llx", start, end);
         int fd = open_module(n->pid, range, name);
         if (fd >= 0) {
-            rc = send_msg(n, UW_FILE, 0, name, strlen(name), fd);
+            rc = send_msg(n, UW_FILE, 0, name, strlen(name), fd, 1);
             close(fd);
         }
     }
@@ -200,11 +218,12 @@ static int send_modules(rec_native *n)
         free(paths[i]);
     free(paths);
     for (size_t at = 0; rc == 0 && at < len; at += UW_MAPS_PART)
-        rc = send_msg(n, UW_MAPS_TEXT, 0, text + at, len - at < UW_MAPS_PART ? len - at : UW_MAPS_PART, -1);
+        rc = send_msg(n, UW_MAPS_TEXT, 0, text + at, len - at < UW_MAPS_PART ? len - at : UW_MAPS_PART,
+                      -1, 1);
     free(text);
     if (rc == 0) {
         int vdso = vdso_start ? vdso_image(n->pid, vdso_start, vdso_end) : -1;
-        rc = send_msg(n, UW_MAPS_END, vdso >= 0, &vdso_start, sizeof vdso_start, vdso);
+        rc = send_msg(n, UW_MAPS_END, vdso >= 0, &vdso_start, sizeof vdso_start, vdso, 1);
         if (vdso >= 0)
             close(vdso);
     }
@@ -244,6 +263,12 @@ rec_native *rec_native_new(pid_t pid, zs_error *err)
     }
     close(sv[1]);
     n->sock = sv[0];
+    /* Room for a full ring of captures (rec_loop's NATIVE_PENDING): while
+     * the unwinder is still reading the modules' tables, the first ones
+     * queue up. */
+    int room = 40 * (int)(sizeof n->regs + sizeof n->stack + 64);
+    if (setsockopt(n->sock, SOL_SOCKET, SO_SNDBUFFORCE, &room, sizeof room) != 0)
+        setsockopt(n->sock, SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
     if (n->child < 0) {
         zs_fail(err, ZS_E_IO, "pid %d: native frames: fork: %s", (int)pid, strerror(errno));
         n->child = 0;
@@ -286,22 +311,25 @@ int rec_native_capture(rec_native *n)
 }
 
 /* The next message from the unwinder; its payload length, -1 when it is
- * gone, -2 when a stop signal came first. */
+ * gone, -2 when none is there yet (deadline 0: do not wait) or a stop
+ * signal came first. */
 static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline)
 {
     for (;;) {
         uint64_t now = now_ns();
-        if (now >= deadline) {
+        if (deadline && now >= deadline) {
             give_up(n, "the unwinder did not answer within 3 s");
             return -1;
         }
         struct pollfd p = {n->sock, POLLIN, 0};
-        int r = poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
+        int r = poll(&p, 1, deadline ? (int)((deadline - now) / 1000000) + 1 : 0);
         if (r < 0 && errno == EINTR) {
-            if (rec_signals_stop_requested())
+            if (rec_signals_stop_requested() || !deadline)
                 return -2;
             continue;
         }
+        if (r == 0 && !deadline)
+            return -2;
         if (r <= 0)
             continue;
         ssize_t got = recv(n->sock, n->msg, sizeof n->msg, 0);
@@ -340,19 +368,68 @@ static int add_name(rec_native *n, const rec_unwind_head *h, size_t len)
     return 0;
 }
 
-/* One unwind: the request, the names of symbols seen for the first time,
- * the result. Returns the frame count, -1 on failure. */
-static ssize_t ask(rec_native *n, rec_mixed_native *frames, size_t max, uint32_t *flags)
+int rec_native_submit(rec_native *n)
 {
+    if (n->sock < 0 || !n->stack_len)
+        return -1;
     uint8_t req[sizeof n->regs + sizeof n->stack];
     memcpy(req, &n->regs, sizeof n->regs);
     memcpy(req + sizeof n->regs, n->stack, n->stack_len);
-    if (send_msg(n, UW_UNWIND, (uint32_t)n->stack_len, req, sizeof n->regs + n->stack_len, -1))
+    int rc = send_msg(n, UW_UNWIND, (uint32_t)n->stack_len, req, sizeof n->regs + n->stack_len, -1, 0);
+    if (rc)
+        return rc;
+    if (!n->outstanding++)
+        n->asked_ns = now_ns();
+    return 0;
+}
+
+/* A RESULT's frames into frames, outermost first; -1 when out of bounds. */
+static ssize_t take_result(rec_native *n, const rec_unwind_head *h, size_t len,
+                           rec_mixed_native *frames, size_t max, unsigned *marks)
+{
+    uint32_t ids[1 + UW_MAX_FRAMES];
+    if (h->arg > UW_MAX_FRAMES || len != (1 + h->arg) * sizeof ids[0]) {
+        give_up(n, "the unwinder's answer was out of bounds");
         return -1;
-    uint64_t deadline = now_ns() + (uint64_t)ANSWER_MS * 1000000ULL;
+    }
+    memcpy(ids, n->msg + sizeof *h, len);
+    size_t m = h->arg < max ? h->arg : max;
+    for (size_t i = 0; i < m; i++) {
+        uint32_t id = ids[1 + h->arg - 1 - i]; /* innermost first from the unwinder */
+        if (id >= n->nnames) {
+            give_up(n, "the unwinder's answer named no known symbol");
+            return -1;
+        }
+        frames[i] = (rec_mixed_native){id, n->entry[id]};
+    }
+    uint32_t flags = ids[0];
+    *marks = 0;
+    if (flags & UW_BEYOND_COPY) {
+        *marks |= REC_NATIVE_TRUNCATED;
+        n->truncated++;
+    }
+    if (flags & UW_ON_FIBER)
+        *marks |= REC_NATIVE_ON_FIBER;
+    /* A PC outside the modules: a library or plugin mapped since; the next
+     * stacks are unwound with it. */
+    if ((flags & UW_OUTSIDE_MODULES) && may_refresh(n))
+        send_modules(n);
+    return (ssize_t)m;
+}
+
+ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks,
+                           int wait)
+{
+    *marks = 0;
+    if (n->sock < 0 || !n->outstanding)
+        return -1;
+    /* Waiting, the answer has ANSWER_MS from when it was asked for. */
+    uint64_t deadline = wait ? n->asked_ns + (uint64_t)ANSWER_MS * 1000000ULL : 0;
     for (;;) {
         rec_unwind_head h;
         ssize_t len = receive(n, &h, deadline);
+        if (len == -2)
+            return wait ? -1 : REC_NATIVE_NOT_YET;
         if (len < 0)
             return -1;
         if (h.type == UW_NAME) {
@@ -360,45 +437,14 @@ static ssize_t ask(rec_native *n, rec_mixed_native *frames, size_t max, uint32_t
                 return -1;
             continue;
         }
-        uint32_t ids[1 + UW_MAX_FRAMES];
-        if (h.type != UW_RESULT || h.arg > UW_MAX_FRAMES || (size_t)len != (1 + h.arg) * sizeof ids[0]) {
+        if (h.type != UW_RESULT) {
             give_up(n, "the unwinder's answer was out of bounds");
             return -1;
         }
-        memcpy(ids, n->msg + sizeof h, (size_t)len);
-        *flags = ids[0];
-        size_t m = h.arg < max ? h.arg : max;
-        for (size_t i = 0; i < m; i++) {
-            uint32_t id = ids[1 + h.arg - 1 - i]; /* innermost first from the unwinder */
-            if (id >= n->nnames) {
-                give_up(n, "the unwinder's answer named no known symbol");
-                return -1;
-            }
-            frames[i] = (rec_mixed_native){id, n->entry[id]};
-        }
-        return (ssize_t)m;
+        n->outstanding--;
+        n->asked_ns = now_ns(); /* the next answer's clock starts now */
+        return take_result(n, &h, (size_t)len, frames, max, marks);
     }
-}
-
-size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks)
-{
-    *marks = 0;
-    if (!n->stack_len || !max || n->sock < 0)
-        return 0;
-    uint32_t flags = 0;
-    ssize_t m = ask(n, frames, max, &flags);
-    /* A PC outside the modules: a library or plugin mapped since. */
-    if (m >= 0 && (flags & UW_OUTSIDE_MODULES) && may_refresh(n) && send_modules(n) == 0)
-        m = ask(n, frames, max, &flags);
-    if (m < 0)
-        return 0;
-    if (flags & UW_BEYOND_COPY) {
-        *marks |= REC_NATIVE_TRUNCATED;
-        n->truncated++;
-    }
-    if (flags & UW_ON_FIBER)
-        *marks |= REC_NATIVE_ON_FIBER;
-    return (size_t)m;
 }
 
 const char *rec_native_name(const rec_native *n, uint64_t id)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "rec_mixed.h"
 #include "zs_error.h"
@@ -31,18 +32,30 @@ typedef struct rec_native rec_native;
 rec_native *rec_native_new(pid_t pid, zs_error *err);
 void rec_native_free(rec_native *n);
 
+
 /* In the stop window: the registers and the stack copy. 0, or -1 when the
  * target could not be read (the sample then has no native frames). */
 int rec_native_capture(rec_native *n);
 
-/* After the target resumed: the captured stack's frames, OUTERMOST first,
+/* After the target resumed: hands the capture to the unwinder, which works
+ * on it while the recorder goes on sampling (an unwind that delayed the next
+ * tick would sample the moments after each sample late, and so unevenly).
+ * 0; -2 when the unwinder is behind (this sample goes without); -1 when
+ * it is gone. */
+int rec_native_submit(rec_native *n);
+
+enum { REC_NATIVE_NOT_YET = -2 };
+
+/* The answer to the oldest submitted capture: its frames, OUTERMOST first,
  * as symbol ids with their interpreter-entry flag (rec_mixed_is_entry).
  * *marks: REC_NATIVE_TRUNCATED when the unwind ran off the copy before the
  * outermost frame; REC_NATIVE_ON_FIBER when the stack is a Spicy fiber's
- * (the frames then start at the fiber's entry). Returns the count; 0 when
- * the unwind failed or the unwinder is gone (rec_native_broken says why,
- * once it is). */
-size_t rec_native_unwind(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks);
+ * (the frames then start at the fiber's entry). Returns the count (0: the
+ * unwind found nothing), REC_NATIVE_NOT_YET when it is not there and wait
+ * is 0, -1 when the unwinder is gone or took 3 s (rec_native_broken says
+ * why). */
+ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks,
+                           int wait);
 
 /* The (mangled) name of a symbol id rec_native_unwind returned:
  * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module

@@ -95,12 +95,10 @@ int rec_sandbox_enter(const rec_sandbox_limits *lim, const int *keep, int nkeep)
     /* Dies with the recorder. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         return -1;
-    if (!lim->keep_priority) {
-        /* The recorder may run SCHED_FIFO: a one-off parse must not. */
-        struct sched_param normal = {0};
-        sched_setscheduler(0, SCHED_OTHER, &normal);
-        setpriority(PRIO_PROCESS, 0, 10);
-    }
+    /* The recorder may run SCHED_FIFO: a parser must not. */
+    struct sched_param normal = {0};
+    sched_setscheduler(0, SCHED_OTHER, &normal);
+    setpriority(PRIO_PROCESS, 0, lim->nice);
 
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {

@@ -11,7 +11,8 @@ typedef struct rec_sandbox_limits {
     int cpu_seconds;       /* 0: none (a helper that lives as long as the recording) */
     rlim_t address_space;  /* bytes; 0: none */
     rlim_t open_files;
-    int keep_priority;     /* keep the recorder's (real-time) scheduling */
+    int nice;              /* normal scheduling at this nice value, whatever the
+                              recorder's (which may be real-time) */
 } rec_sandbox_limits;
 
 /* Keeps stdin/out/err (as /dev/null) and the descriptors in keep; 0 when

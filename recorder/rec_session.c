@@ -276,8 +276,10 @@ static void raise_priority(session *s)
     if (!s->o->no_realtime) {
         struct rlimit rt = {200000, 400000};
         struct sched_param sp = {.sched_priority = 1};
-        if (setrlimit(RLIMIT_RTTIME, &rt) == 0 && sched_setscheduler(0, SCHED_FIFO, &sp) == 0)
+        if (setrlimit(RLIMIT_RTTIME, &rt) == 0 && sched_setscheduler(0, SCHED_FIFO, &sp) == 0) {
+            s->realtime = 1;
             return;
+        }
         if (s->o->verbose)
             rec_session_say(s, "note: no real-time priority (%s); using nice -10", strerror(errno));
     }
@@ -301,6 +303,8 @@ int rec_session_target_gone(session *s, slot *sl, zs_error *err)
     s->active--;
     rec_cpu_close(&sl->cpu);
     rec_session_say(s, "%s", msg);
+    if (sl->npending && rec_loop_native_drain(s, sl, 1, err)) /* its last samples */
+        return -1;
     int rc = rec_output_event(s->out, rec_session_us(s, rec_now_ns()), sl->target.pid,
                               ZS_EV_TARGET_EXITED, (uint64_t)st, msg, err);
     rec_output_drop_process(s->out, sl->target.pid);
@@ -413,6 +417,8 @@ out:
     for (size_t i = 0; i < s.nslots; i++) {
         rec_sampler_free(s.slots[i]->sampler);
         rec_native_free(s.slots[i]->native);
+        for (unsigned k = 0; k < NATIVE_PENDING; k++) /* left by an error */
+            free(s.slots[i]->pending[k].frames);
         rec_cpu_close(&s.slots[i]->cpu);
         free(s.slots[i]);
     }

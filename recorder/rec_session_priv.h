@@ -39,6 +39,17 @@ enum {
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
+/* --native: a sample waiting for its unwind (the unwinder answers in
+ * order). Its script frames are kept until then. */
+typedef struct pending_sample {
+    uint64_t tick_ns, owed;
+    zs_frame *frames;
+    size_t nscript;
+    int cut;
+} pending_sample;
+
+enum { NATIVE_PENDING = 32 };
+
 /* One target. Heap-allocated and never moved: the sampler and the output
  * keep pointers to its layout. */
 typedef struct slot {
@@ -48,6 +59,8 @@ typedef struct slot {
     rec_native *native;  /* --native: its unwinder, or NULL */
     int native_taken;    /* registers and stack copied in this sample's window */
     int said_native_broken;
+    pending_sample pending[NATIVE_PENDING]; /* a ring, oldest at pending_head */
+    unsigned pending_head, npending;
     rec_cpu cpu;
     int active;
     int refused;         /* --all: not a usable zeek; not tried again */
@@ -75,6 +88,8 @@ typedef struct session {
     uint64_t period_ns;
     cpu_set_t home;      /* the CPUs the recorder was started on */
     int follow_cpu;      /* sample each target from its own CPU */
+    int realtime;        /* the recorder got SCHED_FIFO */
+    int moved;           /* it left its home CPUs to follow a target */
     int spin_backoff;    /* ticks to go without spinning after a spin in vain */
     int said_demoted;
     /* Counters already written as events (the totals are in stats). */
@@ -97,6 +112,9 @@ int rec_session_scan(struct session *s, zs_error *err);
 /* rec_loop.c: samples until told to stop, the duration ends or no target is
  * left; then the end-of-run report. */
 int rec_loop_run(struct session *s, zs_error *err);
+/* Writes sl's samples still waiting for their unwinds (wait: until each is
+ * answered, else those answered already). */
+int rec_loop_native_drain(struct session *s, slot *sl, int wait, zs_error *err);
 void rec_loop_report(const struct session *s);
 
 #endif

@@ -377,8 +377,11 @@ static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size
 void rec_unwinder_main(int sock)
 {
     int keep[] = {sock};
+    /* Normal scheduling: real-time, it would run on the core of the target
+     * just sampled (the recorder follows it there) and hold the target off
+     * it after each sample; the recorder never waits for it. */
     rec_sandbox_limits lim = {.address_space = UNWINDER_ADDRESS_SPACE, .open_files = 4096,
-                              .keep_priority = 1};
+                              .nice = 0};
     if (rec_sandbox_enter(&lim, keep, 1) != 0)
         _exit(2);
     const char *crash = getenv(TEST_CRASH_ENV);
