@@ -188,6 +188,23 @@ def test_attach(env):
     check_profile(env, rec, truth, 2000)
 
 
+def test_normal_priority(env):
+    """--no-realtime (and a recorder without CAP_SYS_NICE, or one demoted
+    by its real-time CPU limit): at normal priority the recorder must not
+    move to the busy target's CPU, where it would run only when the target
+    sleeps and sample it idle (+35 points of idle before the fix)."""
+    rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
+    target = start_target(env, 7, truth)
+    r = run([env.record, "--no-realtime", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
+             "-o", rec])
+    print(r.stderr.strip())
+    if r.returncode != 0:
+        fail("record --no-realtime exited %d" % r.returncode)
+    if target.wait(timeout=30) != 0:
+        fail("target failed after being recorded")
+    check_profile(env, rec, truth, 1500)
+
+
 def test_sigint(env):
     rec = env.path("rec.zspy")
     target = start_target(env, 10)
@@ -267,6 +284,7 @@ def main():
     if run(["go", "version"]).returncode != 0:
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
     {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
+     "normal-priority": test_normal_priority,
      "bad-input": test_bad_input, "layout-file": lambda e: test_launch(e, True)}[test](env)
     print("PASS " + " ".join(sys.argv[2:]))
 
