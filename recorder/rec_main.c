@@ -40,6 +40,7 @@ static void usage(FILE *out)
             "      --no-follow-cpu    do not move the recorder to each target's CPU to sample it\n"
             "      --native           also record zeek's native (C++) frames, merged with the\n"
             "                         script frames (blocking mode)\n"
+            "      --no-native        script frames only (the default for now)\n"
             "      --layout FILE      object layout to use (see --print-layout)\n"
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
@@ -71,7 +72,7 @@ static int add_pid(rec_options *o, const char *s, zs_error *err)
 enum long_option {
     OPT_STATS = 256, OPT_NONBLOCKING, OPT_NO_REALTIME, OPT_LAYOUT, OPT_NO_DWARF, OPT_PRINT_LAYOUT,
     OPT_ALL, OPT_ROTATE, OPT_ROTATE_SIZE, OPT_MAX_SIZE, OPT_NO_FOLLOW_CPU, OPT_DUMP, OPT_TOP,
-    OPT_TOP_WINDOW, OPT_NATIVE,
+    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE,
 };
 
 typedef struct cli {
@@ -100,7 +101,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"max-size", required_argument, 0, OPT_MAX_SIZE},
         {"no-follow-cpu", no_argument, 0, OPT_NO_FOLLOW_CPU}, {"dump", no_argument, 0, OPT_DUMP},
         {"top", no_argument, 0, OPT_TOP},              {"top-window", required_argument, 0, OPT_TOP_WINDOW},
-        {"native", no_argument, 0, OPT_NATIVE},
+        {"native", no_argument, 0, OPT_NATIVE},        {"no-native", no_argument, 0, OPT_NO_NATIVE},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -131,6 +132,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case OPT_NO_FOLLOW_CPU: o->no_follow_cpu = 1; break;
         case OPT_DUMP: c->dump = 1; break;
         case OPT_NATIVE: o->native = 1; break;
+        case OPT_NO_NATIVE: o->native = 0; break;
         case OPT_TOP: o->top = 1; break;
         case OPT_TOP_WINDOW:
             if (zs_parse_number("--top-window", optarg, 1, REC_TOP_MAX_WINDOW, &top_window, err))
