@@ -62,20 +62,28 @@ int zs_exit_status(const zs_error *err)
     return err->code == ZS_E_USAGE ? 2 : 1;
 }
 
+char *zs_vformat(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    char *text = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (text)
+        vsnprintf(text, (size_t)len + 1, fmt, again);
+    va_end(again);
+    return text;
+}
+
 void zs_note(const zs_notes *n, zs_note_kind kind, const char *fmt, ...)
 {
     if (!n || !n->note)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
+    char *text = zs_vformat(fmt, ap);
     va_end(ap);
-    char *text = len < 0 ? NULL : malloc((size_t)len + 1);
     if (!text)
         return;
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)len + 1, fmt, ap);
-    va_end(ap);
     n->note(n->ctx, kind, text);
     free(text);
 }

@@ -3,6 +3,8 @@
 #ifndef ZS_ERROR_H
 #define ZS_ERROR_H
 
+#include <stdarg.h>
+
 typedef enum zs_code {
     ZS_OK = 0,
     ZS_E_USAGE,
@@ -54,6 +56,9 @@ typedef struct zs_notes {
 
 /* Formats a note and hands it to n; nothing when n is NULL (nobody listens)
  * or there is no memory to format it. */
+/* The formatted text in a new heap string; NULL when out of memory. */
+char *zs_vformat(const char *fmt, va_list ap);
+
 void zs_note(const zs_notes *n, zs_note_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

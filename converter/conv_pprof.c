@@ -59,14 +59,10 @@ static int64_t intern_fmt(strtab *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
+    char *s = zs_vformat(fmt, ap);
     va_end(ap);
-    char *s = len < 0 ? NULL : malloc((size_t)len + 1);
     if (!s)
         return -1;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)len + 1, fmt, ap);
-    va_end(ap);
     int64_t i = intern(t, s);
     free(s);
     return i;
