@@ -16,7 +16,7 @@ import tempfile
 import time
 
 TOLERANCE_POINTS = 3.0
-RATE_HZ = 400
+RATE_HZ = 1000  # random tick times: binomial noise, so 4,000+ samples a check
 
 
 def fail(msg):
@@ -170,7 +170,7 @@ def test_launch(env, layout_file=False):
     source = "layout file" if layout_file else "built-in table" if env.stripped else "DWARF"
     if "layout from " + source not in r.stderr:
         fail("expected the layout to come from the " + source)
-    check_profile(env, rec, truth, 2000)
+    check_profile(env, rec, truth, 5000)
 
 
 def test_attach(env):
@@ -185,7 +185,7 @@ def test_attach(env):
         fail("target failed after being recorded")
     # The ground truth covers the whole run, the recording 6 of 9 s: the
     # workload is uniform, so shares still match.
-    check_profile(env, rec, truth, 2000)
+    check_profile(env, rec, truth, 5000)
 
 
 def test_normal_priority(env):
@@ -202,7 +202,7 @@ def test_normal_priority(env):
         fail("record --no-realtime exited %d" % r.returncode)
     if target.wait(timeout=30) != 0:
         fail("target failed after being recorded")
-    check_profile(env, rec, truth, 1500)
+    check_profile(env, rec, truth, 4000)
 
 
 def test_sigint(env):
