@@ -186,8 +186,12 @@ static int collect(session *s, zs_error *err)
     pid_t pid;
     while ((pid = rec_ptrace_collect(&status)) > 0) {
         slot *sl = find_slot(s, pid);
-        if (!sl)
+        if (!sl) { /* an unwinder that ended */
+            for (size_t i = 0; i < s->nslots; i++)
+                if (s->slots[i]->native)
+                    rec_native_reaped(s->slots[i]->native, pid);
             continue;
+        }
         rec_tracee_state st = rec_ptrace_update(&sl->tracee, status);
         if (st == REC_TRACEE_GONE) {
             if (rec_session_target_gone(s, sl, err))

@@ -63,9 +63,8 @@ static void give_up(rec_native *n, const char *why)
         close(n->sock);
         n->sock = -1;
     }
-    if (n->child > 0) {
+    if (n->child > 0) { /* not collected by the sampling loop yet */
         kill(n->child, SIGKILL);
-        /* The sampling loop's waitpid(-1) may have collected it first. */
         while (waitpid(n->child, NULL, __WALL) < 0 && errno == EINTR)
             ;
         n->child = 0;
@@ -453,5 +452,11 @@ const char *rec_native_name(const rec_native *n, uint64_t id)
 }
 
 const char *rec_native_broken(const rec_native *n) { return n->broken; }
+
+void rec_native_reaped(rec_native *n, pid_t pid)
+{
+    if (n->child == pid)
+        n->child = 0; /* its socket reports the end */
+}
 
 uint64_t rec_native_truncated(const rec_native *n) { return n->truncated; }

@@ -67,6 +67,11 @@ const char *rec_native_name(const rec_native *n, uint64_t id);
  * or NULL while it works. */
 const char *rec_native_broken(const rec_native *n);
 
+/* The sampling loop collected the exit of a child that is not a target:
+ * if it was n's unwinder, n forgets its pid (never to signal a pid that
+ * may be reused). */
+void rec_native_reaped(rec_native *n, pid_t pid);
+
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);
 
