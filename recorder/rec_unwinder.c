@@ -37,9 +37,17 @@ typedef struct pc_slot {
     uint32_t id;
 } pc_slot;
 
+/* Where code is mapped, from the module list: libdwfl's idea of a
+ * module's extent can cover a library mapped since into a gap next to it. */
+typedef struct code_range {
+    uint64_t start, end;
+} code_range;
+
 typedef struct unwinder {
     int sock;
     Dwfl *dwfl;
+    code_range *code;
+    size_t ncode;
     file_table pending; /* received since the last module list */
     char *maps;
     size_t maps_len;
@@ -128,6 +136,42 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
     .set_initial_registers = set_initial_registers,
 };
 
+/* The executable mappings of files (and the vdso) in the module list. */
+static void find_code(unwinder *u)
+{
+    u->ncode = 0;
+    size_t cap = 0;
+    for (const char *line = u->maps; line && line < u->maps + u->maps_len;) {
+        const char *eol = memchr(line, '\n', (size_t)(u->maps + u->maps_len - line));
+        size_t len = eol ? (size_t)(eol - line) : (size_t)(u->maps + u->maps_len - line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+        unsigned long long start, end;
+        char perms[8];
+        int name_at = 0;
+        if (sscanf(buf, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &name_at) == 3 &&
+            name_at && perms[2] == 'x' && (buf[name_at] == '/' || !strcmp(buf + name_at, "[vdso]"))) {
+            if (u->ncode == cap) {
+                cap = cap ? 2 * cap : 64;
+                code_range *more = realloc(u->code, cap * sizeof *more);
+                if (!more)
+                    _exit(4);
+                u->code = more;
+            }
+            u->code[u->ncode++] = (code_range){start, end};
+        }
+        line += len + 1;
+    }
+}
+
+static int in_code(const unwinder *u, uint64_t pc)
+{
+    for (size_t i = 0; i < u->ncode; i++)
+        if (pc >= u->code[i].start && pc < u->code[i].end)
+            return 1;
+    return 0;
+}
+
 /* A new Dwfl over the module list just received (and the files sent before
  * it); the previous one and its files go. */
 static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
@@ -142,6 +186,7 @@ static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
     if (u->by_pc)
         memset(u->by_pc, 0, u->by_pc_cap * sizeof *u->by_pc);
     u->by_pc_used = 0;
+    find_code(u);
     u->dwfl = dwfl_begin(&callbacks);
     if (!u->dwfl)
         return;
@@ -196,7 +241,7 @@ static int grow(unwinder *u)
 /* The name of pc: its symbol, or its module and offset. */
 static char *name_of(unwinder *u, uint64_t pc)
 {
-    Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
+    Dwfl_Module *mod = u->dwfl && in_code(u, pc) ? dwfl_addrmodule(u->dwfl, pc) : NULL;
     char buf[512];
     if (!mod) /* one name for all of them: anonymous code does not aggregate */
         return strdup("[unknown]");
@@ -278,7 +323,7 @@ static void unwind(unwinder *u)
                                                              unwinds end in an error */
     size_t n = 0;
     for (size_t i = 0; i < u->npcs; i++) {
-        if (!dwfl_addrmodule(u->dwfl, u->pcs[i]))
+        if (!in_code(u, u->pcs[i]) || !dwfl_addrmodule(u->dwfl, u->pcs[i]))
             flags |= UW_OUTSIDE_MODULES;
         int64_t id = symbol(u, u->pcs[i]);
         if (id < 0)

@@ -19,8 +19,10 @@ folded output:
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import record_e2e as e2e  # noqa: E402
@@ -32,6 +34,7 @@ CHAIN = {"3.0": ["BifFunc::bro_md5_hash(long)", "zeek::detail::hash_update(long)
                  "zeek::detail::hash_block(long)"]}
 CHAIN["8.2"] = CHAIN["8.0"]
 FIBER = "[spicy fiber]"
+PLUGIN_FRAME = "zeek::plugin::Demo::Analyzer::DeliverPacket(long)"
 
 
 def record(env, gen, extra=()):
@@ -120,6 +123,46 @@ def check_fiber(label, stacks):
     return on_fiber
 
 
+def check_plugin(build):
+    """A plugin dlopen'ed 1 s after the recording started, its file deleted
+    at once (a package upgrade while zeek runs): its frames are named from
+    the library as mapped, not from another module's extent nor by offset."""
+    env = e2e.Env(build, "8.0", True)
+    plugin = env.path("zeek-plugin-demo.so")
+    shutil.copy(os.path.join(build, "tests", "target", "zeek-plugin-demo.so"), plugin)
+    t = subprocess.Popen([env.target, "--seconds", "4", "--quiet", "--plugin", plugin,
+                          "--plugin-unlink"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    rec = env.path("plugin.zspy")
+    r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", "3", "-o", rec, "-p", str(t.pid)])
+    t.wait()
+    if r.returncode != 0:
+        e2e.fail("plugin: recorder: " + r.stderr)
+    if os.path.exists(plugin):
+        e2e.fail("plugin: the double did not delete its plugin's file")
+    folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout
+    total = in_plugin = by_offset = 0
+    for line in folded.splitlines():
+        frames, count = line.rsplit(" ", 1)
+        frames, count = frames.split(";"), int(count)
+        total += count
+        if PLUGIN_FRAME in frames:
+            in_plugin += count
+            if "main" not in frames[:frames.index(PLUGIN_FRAME)]:
+                e2e.fail("plugin: its frame not under main: " + line)
+        # Named by a module's offset: PLT stubs of the double and the plugin
+        # (no symbol covers them); any other module means a PC of the plugin
+        # taken for a neighbour's (libdwfl's extent of libgcc_s did).
+        if any(re.match(r"\[(?!zeek-double|zeek-plugin-demo).*\+0x[0-9a-f]+\]$", f) for f in frames):
+            by_offset += count
+    # 200 us of each ~7 ms connection from the second second on: about 2 %.
+    if in_plugin < 0.01 * total or by_offset > 0.001 * total:
+        e2e.fail("plugin: %d of %d samples in %s, %d named by another module's offset"
+                 % (in_plugin, total, PLUGIN_FRAME, by_offset))
+    print("  plugin loaded after the start and deleted: %d of %d samples in %s, %d named by "
+          "another module's offset" % (in_plugin, total, PLUGIN_FRAME, by_offset))
+
+
 def main():
     build = sys.argv[1]
     for gen in ("3.0", "8.0", "8.2"):
@@ -139,6 +182,7 @@ def main():
         stacks, truth, unwound, failed, mismatched = record(env, gen, ["--spicy-fiber"])
         check(label, gen, stacks, truth, unwound, failed, mismatched)
         print("  %s: %d samples on the fiber, each rooted at %s" % (label, check_fiber(label, stacks), FIBER))
+    check_plugin(build)
     print("PASS native")
 
 

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -607,6 +608,8 @@ struct Options {
 	long deep = 0;             // > 0: first run a call chain this deep for deep_ms
 	long deep_ms = 1000;
 	bool spicy_fiber = false;  // each iteration also runs a Spicy-like parser on a fiber
+	const char* plugin = nullptr;   // dlopen'ed after 1 s; its analyzer runs each iteration
+	bool plugin_unlink = false;     // and its file deleted once loaded
 };
 
 struct Result {
@@ -683,6 +686,22 @@ static void run_fiber_chunk(int64_t ns)
 	ledger.switch_to(before);
 }
 
+// --plugin: a shared library loaded while running, as Zeek loads plugins.
+typedef void (*deliver_fn)(int64_t);
+static deliver_fn plugin_deliver = nullptr;
+
+static deliver_fn load_plugin(const char* path, bool unlink_it)
+{
+	void* h = dlopen(path, RTLD_NOW);
+	if ( ! h ) {
+		fprintf(stderr, "zeek-double: error: %s\n", dlerror());
+		exit(1);
+	}
+	if ( unlink_it )
+		unlink(path);
+	return reinterpret_cast<deliver_fn>(dlsym(h, "zeek_plugin_demo_deliver"));
+}
+
 // Fake packet clock: deterministic, advancing 4 ms per connection.
 static const double kFirstPacketTime = 1577836800.0;   // 2020-01-01
 static const double kPacketSpacing = 0.004;
@@ -715,6 +734,10 @@ static Result run(const World& w, const Options& opt)
 		usleep(useconds_t(kIdleUs * conn_scale));
 		if ( fiber_slot >= 0 )
 			run_fiber_chunk(300000);
+		if ( opt.plugin && ! plugin_deliver && ledger.running_ns() >= 1000000000LL )
+			plugin_deliver = load_plugin(opt.plugin, opt.plugin_unlink);
+		if ( plugin_deliver )
+			plugin_deliver(200000);   // native, outside scripts: charged to idle
 
 		// The event manager dispatches the event: there is no call expression.
 		trace = 0xcbf29ce484222325ULL;
@@ -767,6 +790,8 @@ static void usage(FILE* out)
 	        "  --quiet             do not print the start banner\n"
 	        "  --hang              get stuck in md5_hash, five calls deep, until SIGTERM\n"
 	        "  --spicy-fiber       each connection also parses 300 us on a fiber, outside scripts\n"
+	        "  --plugin SO         after 1 s dlopen SO; its analyzer runs 200 us a connection\n"
+	        "  --plugin-unlink     delete SO's file once it is loaded\n"
 	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
 	        "                      control) for MS ms, in an uninterruptible wait\n",
@@ -808,6 +833,10 @@ static bool parse_options(int argc, char** argv, Options* opt)
 				return false;
 		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
 			opt->ground_truth = v;
+		} else if ( (v = option_value("--plugin", argc, argv, &i)) ) {
+			opt->plugin = v;
+		} else if ( strcmp(argv[i], "--plugin-unlink") == 0 ) {
+			opt->plugin_unlink = true;
 		} else if ( strcmp(argv[i], "--spicy-fiber") == 0 ) {
 			opt->spicy_fiber = true;
 		} else if ( strcmp(argv[i], "--hang") == 0 ) {
