@@ -33,6 +33,17 @@ static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, 
     return 0;
 }
 
+/* Once, when the unwinder is gone for good. */
+static void say_native_broken(session *s, slot *sl)
+{
+    const char *why = rec_native_broken(sl->native);
+    if (why && !sl->said_native_broken) {
+        sl->said_native_broken = 1;
+        rec_session_say(s, "warning: pid %d: no more native frames: %s; sampling goes on "
+            "with script frames", (int)sl->target.pid, why);
+    }
+}
+
 /* The stack of a sample whose unwind came back (m > 0 frames in
  * s->natives) or failed (m <= 0): its native frames named in the recording
  * (each once) and the script frames put in their places. */
@@ -43,12 +54,7 @@ static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t
     s->native_samples++;
     if (m <= 0) {
         s->native_failed++;
-        const char *why = rec_native_broken(sl->native);
-        if (why && !sl->said_native_broken) {
-            sl->said_native_broken = 1;
-            rec_session_say(s, "warning: pid %d: no more native frames: %s; sampling goes on "
-                "with script frames", (int)sl->target.pid, why);
-        }
+        say_native_broken(s, sl);
         return script;
     }
     for (ssize_t i = 0; i < m; i++)
@@ -122,6 +128,7 @@ static int defer_native(session *s, slot *sl, size_t nscript, int cut, uint64_t 
         free(copy);
         s->native_samples++;
         s->native_failed++;
+        say_native_broken(s, sl);
         return 1;
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
