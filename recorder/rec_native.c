@@ -1,5 +1,6 @@
 #include "rec_native.h"
 
+#include "rec_clock.h"
 #include "rec_mixed.h"
 #include "rec_signals.h"
 #include "rec_unwind_msg.h"
@@ -8,7 +9,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +20,6 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* How long an answer may take: the first unwind after a module list parses
@@ -48,13 +47,6 @@ struct rec_native {
     uint8_t msg[UW_MAX_MSG];
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The unwinder is of no more use: it goes, and the samples keep their
  * script frames. */
 static void give_up(rec_native *n, const char *why)
@@ -73,20 +65,20 @@ static void give_up(rec_native *n, const char *why)
         n->broken = why;
 }
 
-/* One message, with a descriptor when fd >= 0. Never blocks for long: an
- * unwinder that stopped reading must not stop the recorder. A capture
- * (wait 0) is not sent when the unwinder is behind: -2; anything else waits
- * up to ANSWER_MS for room, then gives the unwinder up. */
-static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payload, size_t len,
-                    int fd, int wait)
+/* One message of up to two payload parts, with a descriptor when fd >= 0.
+ * Never blocks for long: an unwinder that stopped reading must not stop the
+ * recorder. A capture (wait 0) is not sent when the unwinder is behind: -2;
+ * anything else waits up to ANSWER_MS for room, then gives the unwinder up. */
+static int send_parts(rec_native *n, uint32_t type, uint32_t arg, const void *part1, size_t len1,
+                      const void *part2, size_t len2, int fd, int wait)
 {
     rec_unwind_head h = {type, arg};
-    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
+    struct iovec iov[3] = {{&h, sizeof h}, {(void *)part1, len1}, {(void *)part2, len2}};
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(int))];
     } control;
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
     if (fd >= 0) {
         memset(&control, 0, sizeof control);
         m.msg_control = control.buf;
@@ -97,7 +89,7 @@ static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payl
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &fd, sizeof fd);
     }
-    uint64_t deadline = now_ns() + (uint64_t)ANSWER_MS * 1000000ULL;
+    uint64_t deadline = rec_now_ns() + (uint64_t)ANSWER_MS * 1000000ULL;
     for (;;) {
         if (n->sock < 0)
             return -1;
@@ -111,7 +103,7 @@ static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payl
         }
         if (!wait)
             return -2;
-        uint64_t now = now_ns();
+        uint64_t now = rec_now_ns();
         if (now >= deadline) {
             give_up(n, "the unwinder stopped reading for 3 s");
             return -1;
@@ -119,6 +111,12 @@ static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payl
         struct pollfd p = {n->sock, POLLOUT, 0};
         poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
     }
+}
+
+static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payload, size_t len,
+                    int fd, int wait)
+{
+    return send_parts(n, type, arg, payload, len, NULL, 0, fd, wait);
 }
 
 /* A module file as the target maps it (its own mount namespace, deleted
@@ -226,7 +224,7 @@ static int send_modules(rec_native *n)
         if (vdso >= 0)
             close(vdso);
     }
-    n->last_refresh_ns = now_ns();
+    n->last_refresh_ns = rec_now_ns();
     return rc;
 }
 
@@ -234,7 +232,7 @@ static int send_modules(rec_native *n)
  * refreshes come at once, later ones at most ten a second. */
 static int may_refresh(rec_native *n)
 {
-    if (n->refreshes < 50 || now_ns() - n->last_refresh_ns > 100000000ULL) {
+    if (n->refreshes < 50 || rec_now_ns() - n->last_refresh_ns > 100000000ULL) {
         n->refreshes++;
         return 1;
     }
@@ -315,7 +313,7 @@ int rec_native_capture(rec_native *n)
 static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline)
 {
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = rec_now_ns();
         if (deadline && now >= deadline) {
             give_up(n, "the unwinder did not answer within 3 s");
             return -1;
@@ -371,14 +369,12 @@ int rec_native_submit(rec_native *n)
 {
     if (n->sock < 0 || !n->stack_len)
         return -1;
-    uint8_t req[sizeof n->regs + sizeof n->stack];
-    memcpy(req, &n->regs, sizeof n->regs);
-    memcpy(req + sizeof n->regs, n->stack, n->stack_len);
-    int rc = send_msg(n, UW_UNWIND, (uint32_t)n->stack_len, req, sizeof n->regs + n->stack_len, -1, 0);
+    int rc = send_parts(n, UW_UNWIND, (uint32_t)n->stack_len, &n->regs, sizeof n->regs, n->stack,
+                        n->stack_len, -1, 0);
     if (rc)
         return rc;
     if (!n->outstanding++)
-        n->asked_ns = now_ns();
+        n->asked_ns = rec_now_ns();
     return 0;
 }
 
@@ -441,7 +437,7 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
             return -1;
         }
         n->outstanding--;
-        n->asked_ns = now_ns(); /* the next answer's clock starts now */
+        n->asked_ns = rec_now_ns(); /* the next answer's clock starts now */
         return take_result(n, &h, (size_t)len, frames, max, marks);
     }
 }

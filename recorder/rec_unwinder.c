@@ -2,6 +2,7 @@
 
 #include "rec_sandbox.h"
 #include "rec_unwind_msg.h"
+#include "zs_intern.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -31,12 +32,6 @@ typedef struct file_table {
 
 static file_table current_files;
 
-/* PC -> symbol id, open addressing. */
-typedef struct pc_slot {
-    uint64_t pc; /* 0: empty */
-    uint32_t id;
-} pc_slot;
-
 /* Where code is mapped, from the module list: libdwfl's idea of a
  * module's extent can cover a library mapped since into a gap next to it. */
 typedef struct code_range {
@@ -58,11 +53,14 @@ typedef struct unwinder {
     int beyond_copy;
     uint64_t pcs[UW_MAX_FRAMES];
     size_t npcs;
+    /* PC -> symbol id: the PCs named since the last module list. */
+    zs_intern by_pc;
+    uint32_t *pc_symbol; /* by the PC's entry in by_pc */
+    size_t npc, pc_cap;
     /* Symbols: names are sent once, ids in the order they were sent. */
-    pc_slot *by_pc;
-    size_t by_pc_cap, by_pc_used;
+    zs_intern by_name;
     char **names;
-    size_t nnames;
+    size_t nnames, names_cap;
 } unwinder;
 
 static void free_files(file_table *t)
@@ -183,9 +181,8 @@ static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
     u->pending = (file_table){0};
     /* PCs named before may lie in modules known only now: named again
      * (their names keep their ids). */
-    if (u->by_pc)
-        memset(u->by_pc, 0, u->by_pc_cap * sizeof *u->by_pc);
-    u->by_pc_used = 0;
+    zs_intern_free(&u->by_pc);
+    u->npc = 0;
     find_code(u);
     u->dwfl = dwfl_begin(&callbacks);
     if (!u->dwfl)
@@ -214,28 +211,6 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     /* A return address points after the call: step back into it. */
     u->pcs[u->npcs++] = activation ? pc : pc - 1;
     return u->npcs < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
-}
-
-static uint64_t hash_pc(uint64_t pc) { return (pc * 0x9E3779B97F4A7C15ULL) >> 17; }
-
-static int grow(unwinder *u)
-{
-    size_t cap = u->by_pc_cap ? u->by_pc_cap * 2 : 1024;
-    pc_slot *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < u->by_pc_cap; i++) {
-        if (!u->by_pc[i].pc)
-            continue;
-        size_t k = hash_pc(u->by_pc[i].pc) & (cap - 1);
-        while (t[k].pc)
-            k = (k + 1) & (cap - 1);
-        t[k] = u->by_pc[i];
-    }
-    free(u->by_pc);
-    u->by_pc = t;
-    u->by_pc_cap = cap;
-    return 0;
 }
 
 /* The name of pc: its symbol, or its module and offset. */
@@ -267,41 +242,60 @@ static void send_or_exit(int sock, const rec_unwind_head *h, const void *payload
             _exit(0); /* the recorder is gone */
 }
 
-/* The symbol id of pc; a name not seen before is sent first. */
+static int same_name(const void *ctx, uint32_t id, const void *key)
+{
+    return !strcmp(((const unwinder *)ctx)->names[id], key);
+}
+
+/* The id of a symbol name (taken over); a name not seen before is given the
+ * next id and sent first. -1 when out of memory. */
+static int64_t name_id(unwinder *u, char *name)
+{
+    uint64_t h = zs_fnv1a(ZS_FNV_SEED, name, strlen(name));
+    int64_t id = zs_intern_find(&u->by_name, h, same_name, u, name);
+    if (id >= 0) {
+        free(name);
+        return id;
+    }
+    if (u->nnames == u->names_cap) {
+        size_t cap = u->names_cap ? 2 * u->names_cap : 256;
+        char **more = realloc(u->names, cap * sizeof *more);
+        if (!more)
+            return free(name), -1;
+        u->names = more;
+        u->names_cap = cap;
+    }
+    if (zs_intern_add(&u->by_name, h, (uint32_t)u->nnames))
+        return free(name), -1;
+    u->names[u->nnames] = name;
+    rec_unwind_head head = {UW_NAME, (uint32_t)u->nnames};
+    send_or_exit(u->sock, &head, name, strlen(name));
+    return (int64_t)u->nnames++;
+}
+
+/* The symbol id of pc, worked out once per PC (several PCs share a
+ * symbol). -1 when out of memory. */
 static int64_t symbol(unwinder *u, uint64_t pc)
 {
-    if (!pc)
-        pc = 1; /* 0 marks an empty slot */
-    if ((u->by_pc_used + 1) * 2 > u->by_pc_cap && grow(u))
+    uint64_t h = zs_mix64(pc); /* a bijection: the hash is the key */
+    int64_t known = zs_intern_find(&u->by_pc, h, NULL, NULL, NULL);
+    if (known >= 0)
+        return u->pc_symbol[known];
+    char *name = name_of(u, pc);
+    int64_t id = name ? name_id(u, name) : -1;
+    if (id < 0)
         return -1;
-    size_t k = hash_pc(pc) & (u->by_pc_cap - 1);
-    while (u->by_pc[k].pc && u->by_pc[k].pc != pc)
-        k = (k + 1) & (u->by_pc_cap - 1);
-    if (u->by_pc[k].pc)
-        return u->by_pc[k].id;
-    char *s = name_of(u, pc);
-    if (!s)
-        return -1;
-    /* Several PCs share a symbol: one id per name. */
-    uint32_t id = 0;
-    while (id < u->nnames && strcmp(u->names[id], s))
-        id++;
-    if (id == u->nnames) {
-        char **more = realloc(u->names, (u->nnames + 1) * sizeof *more);
-        if (!more) {
-            free(s);
+    if (u->npc == u->pc_cap) {
+        size_t cap = u->pc_cap ? 2 * u->pc_cap : 1024;
+        uint32_t *more = realloc(u->pc_symbol, cap * sizeof *more);
+        if (!more)
             return -1;
-        }
-        u->names = more;
-        u->names[u->nnames++] = s;
-        rec_unwind_head h = {UW_NAME, id};
-        send_or_exit(u->sock, &h, s, strlen(s));
-    } else {
-        free(s);
+        u->pc_symbol = more;
+        u->pc_cap = cap;
     }
-    u->by_pc[k].pc = pc;
-    u->by_pc[k].id = id;
-    u->by_pc_used++;
+    if (zs_intern_add(&u->by_pc, h, (uint32_t)u->npc))
+        return -1;
+    u->pc_symbol[u->npc++] = (uint32_t)id;
     return id;
 }
 
@@ -438,15 +432,10 @@ void rec_unwinder_main(int sock)
     /* The markers' names come first (REC_NATIVE_TRUNCATED_ID,
      * REC_NATIVE_FIBER_ID). */
     static const char *const markers[] = {"[truncated]", "[spicy fiber]"};
-    enum { NMARKERS = sizeof markers / sizeof markers[0] };
-    if (!(u.names = malloc(NMARKERS * sizeof *u.names)))
-        _exit(4);
-    for (uint32_t i = 0; i < NMARKERS; i++) {
-        if (!(u.names[i] = strdup(markers[i])))
+    for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++) {
+        char *name = strdup(markers[i]);
+        if (!name || name_id(&u, name) != (int64_t)i)
             _exit(4);
-        u.nnames++;
-        rec_unwind_head h = {UW_NAME, i};
-        send_or_exit(sock, &h, markers[i], strlen(markers[i]));
     }
     unsigned long samples = 0;
     for (;;) {
