@@ -44,6 +44,13 @@ static void say_native_broken(session *s, slot *sl)
     }
 }
 
+/* A marker frame's symbol in the recording (id < 0: none). */
+static int name_marker(session *s, slot *sl, int64_t id, zs_error *err)
+{
+    return id < 0 ? 0 : rec_output_symbol(s->out, sl->target.pid, (uint64_t)id,
+                                          rec_native_name(sl->native, (uint64_t)id), err);
+}
+
 /* The stack of a sample whose unwind came back (m > 0 frames in
  * s->natives) or failed (m <= 0): its native frames named in the recording
  * (each once) and the script frames put in their places. */
@@ -70,12 +77,8 @@ static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t
         where.truncated = REC_NATIVE_TRUNCATED_ID;
     if (marks & REC_NATIVE_ON_FIBER)
         where.fiber = REC_NATIVE_FIBER_ID;
-    for (int i = 0; i < 2; i++) {
-        int64_t id = i ? where.fiber : where.truncated;
-        if (id >= 0 && rec_output_symbol(s->out, sl->target.pid, (uint64_t)id,
-                                         rec_native_name(sl->native, (uint64_t)id), err))
-            return NULL;
-    }
+    if (name_marker(s, sl, where.truncated, err) || name_marker(s, sl, where.fiber, err))
+        return NULL;
     int mismatch;
     *n = rec_mixed_stack(script, nscript, cut, s->natives, (size_t)m, where, s->mixed,
                          ZS_MAX_FRAMES, &mismatch);
