@@ -23,13 +23,16 @@ static slot *find_slot(const session *s, pid_t pid)
 
 /* Writes one sample: once for its tick, and once more for each tick that
  * passed while the target waited to reach its stop. */
-static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, uint64_t tick_ns,
-                        uint64_t owed, zs_error *err)
+static tick_span one_tick(uint64_t tick_ns) { return (tick_span){tick_ns, 0, tick_ns}; }
+
+static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, tick_span t,
+                        zs_error *err)
 {
-    for (uint64_t k = 0; k <= owed; k++)
-        if (rec_output_sample(s->out, sl->target.pid, rec_session_us(s, tick_ns + k * s->period_ns),
-                              frames, n, err))
+    for (uint64_t k = 0; k <= t.owed; k++) {
+        uint64_t at = t.tick_ns + (k ? (t.last_ns - t.tick_ns) * k / t.owed : 0);
+        if (rec_output_sample(s->out, sl->target.pid, rec_session_us(s, at), frames, n, err))
             return -1;
+    }
     return 0;
 }
 
@@ -96,7 +99,7 @@ int rec_loop_native_drain(session *s, slot *sl, int wait, zs_error *err)
         pending_sample *p = &sl->pending[sl->pending_head];
         size_t n;
         const zs_frame *frames = mix_native(s, sl, p->frames, p->nscript, p->cut, m, marks, &n, err);
-        int rc = frames ? write_sample(s, sl, frames, n, p->tick_ns, p->owed, err) : -1;
+        int rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
         free(p->frames);
         p->frames = NULL;
         sl->pending_head = (sl->pending_head + 1) % NATIVE_PENDING;
@@ -119,8 +122,8 @@ static int native_drain_all(session *s, int wait, zs_error *err)
 /* Hands the capture to the unwinder and keeps the script frames until its
  * answer. 0, 1 when the sample is to be written now without native frames
  * (the unwinder is gone or behind), -1 on error. */
-static int defer_native(session *s, slot *sl, size_t nscript, int cut, uint64_t tick_ns,
-                        uint64_t owed, zs_error *err)
+static int defer_native(session *s, slot *sl, size_t nscript, int cut, tick_span ticks,
+                        zs_error *err)
 {
     if (sl->npending == NATIVE_PENDING && rec_loop_native_drain(s, sl, 1, err))
         return -1;
@@ -136,15 +139,14 @@ static int defer_native(session *s, slot *sl, size_t nscript, int cut, uint64_t 
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
     sl->pending[(sl->pending_head + sl->npending) % NATIVE_PENDING] =
-        (pending_sample){tick_ns, owed, copy, nscript, cut};
+        (pending_sample){ticks, copy, nscript, cut};
     sl->npending++;
     return 0;
 }
 
 /* The stack just read: written at once, or with --native once its unwind
  * is back. */
-static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, uint64_t owed,
-                  zs_error *err)
+static int record(session *s, slot *sl, rec_read_result res, tick_span ticks, zs_error *err)
 {
     if (res == REC_READ_TORN) {
         s->stats.torn++;
@@ -157,20 +159,20 @@ static int record(session *s, slot *sl, rec_read_result res, uint64_t tick_ns, u
     int cut;
     size_t nscript = rec_sampler_frames(sl->sampler, s->frames, &cut);
     s->stats.samples++;
-    s->stats.credited += owed;
+    s->stats.credited += ticks.owed;
     s->stats.deep += cut;
     sl->taken++;
-    sl->credited += owed;
+    sl->credited += ticks.owed;
     int now = 1;
     if (sl->native_taken) {
         sl->native_taken = 0;
-        if ((now = defer_native(s, sl, nscript, cut, tick_ns, owed, err)) < 0)
+        if ((now = defer_native(s, sl, nscript, cut, ticks, err)) < 0)
             return -1;
     }
-    if (now && write_sample(s, sl, s->frames, nscript, tick_ns, owed, err))
+    if (now && write_sample(s, sl, s->frames, nscript, ticks, err))
         return -1;
     /* --top names script frames only (from live memory). */
-    return s->top ? rec_top_sample(s->top, &sl->target, s->frames, nscript, 1 + owed, err) : 0;
+    return s->top ? rec_top_sample(s->top, &sl->target, s->frames, nscript, 1 + ticks.owed, err) : 0;
 }
 
 /* The target is in the stop its interrupt asked for: read, resume at once,
@@ -186,7 +188,7 @@ static int take(session *s, slot *sl, zs_error *err)
     rec_hist_add(&s->stats.wait, seen - asked);
     rec_hist_add(&s->stats.held, done - seen);
     sl->wanted = 0;
-    return record(s, sl, res, sl->tick_ns, sl->owed, err);
+    return record(s, sl, res, sl->ticks, err);
 }
 
 /* Handles every state change that has arrived, from any target. */
@@ -241,7 +243,8 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow, zs_
 {
     if (sl->wanted) { /* still on its way to the previous tick's stop */
         if (tick_ns - sl->tracee.interrupt_ns < STOP_DEADLINE_NS) {
-            sl->owed++;
+            sl->ticks.owed++;
+            sl->ticks.last_ns = tick_ns;
             return 0;
         }
         s->stats.skipped++;
@@ -257,7 +260,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow, zs_
     sl->warned_late = 0;
     if (sl->tracee.job_stopped) {
         /* Held by job control: its stack cannot change, read it as it is. */
-        return record(s, sl, rec_sampler_read(sl->sampler), tick_ns, 0, err) ? -1 : 0;
+        return record(s, sl, rec_sampler_read(sl->sampler), one_tick(tick_ns), err) ? -1 : 0;
     }
     /* Where it runs: its pinned CPU, else as /proc last saw it (an idle CPU
      * may still pull it away once the recorder preempts it: a quiet 2-core
@@ -272,8 +275,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow, zs_
     if (rec_ptrace_interrupt(&sl->tracee, rec_now_ns()))
         return 0; /* gone: its exit status is collected next */
     sl->wanted = 1;
-    sl->tick_ns = tick_ns;
-    sl->owed = 0;
+    sl->ticks = one_tick(tick_ns);
     return cpu >= 0 && cpu != sched_getcpu();
 }
 
@@ -297,7 +299,7 @@ static int tick(session *s, uint64_t tick_ns, zs_error *err)
         slot *sl = s->slots[i];
         if (!sl->active)
             continue;
-        int rc = s->o->nonblocking ? record(s, sl, rec_sampler_read(sl->sampler), tick_ns, 0, err)
+        int rc = s->o->nonblocking ? record(s, sl, rec_sampler_read(sl->sampler), one_tick(tick_ns), err)
                                    : tick_blocking(s, sl, tick_ns, follow, err);
         if (rc < 0)
             return -1;

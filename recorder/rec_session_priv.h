@@ -39,10 +39,17 @@ enum {
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
+/* The ticks one blocking stop stands for: the one it was interrupted for,
+ * and owed more that passed before the stop came, the last at last_ns
+ * (the ones between are placed evenly: their exact times are not kept). */
+typedef struct tick_span {
+    uint64_t tick_ns, owed, last_ns;
+} tick_span;
+
 /* --native: a sample waiting for its unwind (the unwinder answers in
  * order). Its script frames are kept until then. */
 typedef struct pending_sample {
-    uint64_t tick_ns, owed;
+    tick_span ticks;
     zs_frame *frames;
     size_t nscript;
     int cut;
@@ -65,11 +72,9 @@ typedef struct slot {
     int active;
     int refused;         /* --all: not a usable zeek; not tried again */
     double last_nettime; /* last network_time written to the recording */
-    /* The blocking sample under way: interrupted for the tick at tick_ns,
-     * and owed further ticks that passed before its stop came. */
+    /* The blocking sample under way and the ticks it stands for. */
     int wanted;
-    uint64_t tick_ns;
-    uint64_t owed;
+    tick_span ticks;
     int warned_late;
     int pinned_cpu;      /* the one CPU it may run on, or -1; checked each second */
     uint64_t taken, credited; /* per process, for the end report */

@@ -3,11 +3,14 @@
 the recorder runs relative to its target on a quiet one. One run, one table.
 
   1. Saturated: 8 busy test doubles (3.0, 8.0 and 8.2 generations) plus one
-     CPU burner per core, `--all -r 100` for 10 s, blocking then
+     CPU burner per core, `--all -r 100` for 30 s, blocking then
      --nonblocking. Per process: samples taken vs ticks requested (target
-     >= 95 %), every share vs that double's own ground truth (within 3
-     points); the held-stopped time per sample (p50 <= 50 us, p99 <= 1 ms)
-     and the wait for the stop beside it.
+     >= 95 %), every share vs that double's own log of the recorded time
+     (within 3 points), the share of samples that show what the double ran
+     at their tick; the held-stopped time per sample (p50 <= 50 us, p99 <= 1
+     ms) and the wait for the stop beside it. 30 s: at 10 s (1,000 samples a
+     process) binomial noise alone puts the worst of 8 idle shares ~3 points
+     off.
   2. Quiet host, one double, 100 Hz for 4 s, stop time by placement: the
      default (the recorder follows the target's CPU), the target pinned,
      the recorder pinned to the other CPU, and --no-follow-cpu.
@@ -15,7 +18,7 @@ the recorder runs relative to its target on a quiet one. One run, one table.
 Prints the table and exits non-zero when a target is missed. Not a unit
 test: run by hand, or in CI as a report.
 
-    busy_bench.py BUILD_DIR [--seconds 10]
+    busy_bench.py BUILD_DIR [--seconds 30]
 """
 import argparse
 import os
@@ -31,10 +34,10 @@ GENS = ["3.0", "8.0", "8.2", "3.0", "8.0", "8.2", "8.0", "8.2"]
 
 def saturated(env, seconds, nonblocking, rows):
     mode = "nonblocking" if nonblocking else "blocking"
-    truths = [env.path("truth-%s-%d.tsv" % (mode, i)) for i in range(len(GENS))]
+    logs = [env.path("switches-%s-%d.log" % (mode, i)) for i in range(len(GENS))]
     out = env.path("busy-%s.zspy" % mode)
     with bh.Burners():
-        procs = bh.start_doubles(env, GENS, seconds + 2, truths)
+        procs = bh.start_doubles(env, GENS, seconds + 2, switch_logs=logs)
         args = [env.record, "--all", "-r", "100", "-d", str(seconds), "-o", out]
         if nonblocking:
             args.append("--nonblocking")
@@ -45,23 +48,28 @@ def saturated(env, seconds, nonblocking, rows):
     per, _ = bh.samples_per_pid(env, out)
     ticks = 100 * seconds
     worst_rate = min(per.get(p.pid, 0) for p in procs) / ticks * 100.0
-    worst_share, bias = 0.0, {}
-    for p, truth in zip(procs, truths):
-        err, _, rows_p = bh.share_errors(env, out, truth, p.pid)
+    worst_share, bias, agree = 0.0, {}, 100.0
+    for p, log in zip(procs, logs):
+        err, _, rows_p, agree_p = bh.window_errors(env, out, log, p.pid)
         worst_share = max(worst_share, err)
+        agree = min(agree, agree_p)
         for name, want, got in rows_p:
             bias[name] = bias.get(name, 0.0) + (got - want) / len(procs)
     worst_bias = max(abs(v) for v in bias.values())
-    # One process's share of a 25 % function, from n samples, has a standard
-    # error of sqrt(.25 * .75 / n): the worst of 72 shares is ~2.5 of those.
-    noise = 100.0 * (0.25 * 0.75 / min(per.values())) ** 0.5
+    # Idle is about half of a saturated double's time: from n samples its
+    # share has a standard error of sqrt(.5 * .5 / n) (1.6 points at 1,000
+    # samples, so the worst of 8 processes is ~3 points with no bias at all).
+    noise = 100.0 * (0.5 * 0.5 / max(1, min(per.get(p.pid, 0) for p in procs))) ** 0.5
     f = bh.recorder_report(r.stderr)
     label = "8 busy doubles + burners, 100 Hz, %s" % mode
     rows.append((label + ": samples of ticks, worst process", ">= 95 %", "%.1f %%" % worst_rate, worst_rate >= 95))
-    rows.append((label + ": worst share error", "<= 3 points", "%.2f points" % worst_share, worst_share <= 3))
+    rows.append((label + ": worst share error (vs the recorded time)", "<= 3 points",
+                 "%.2f points" % worst_share, worst_share <= 3))
+    rows.append((label + ": samples showing what their double ran at the tick, worst process", "(report)",
+                 "%.1f %%" % agree, True))
     rows.append((label + ": largest bias (error averaged over the 8)", "<= 1 point",
                  "%.2f points" % worst_bias, worst_bias <= 1))
-    rows.append((label + ": sampling noise, 1 sigma of a 25 % share", "(report)", "%.2f points" % noise, True))
+    rows.append((label + ": sampling noise, 1 sigma of a 50 % share", "(report)", "%.2f points" % noise, True))
     if not nonblocking:
         rows.append((label + ": held stopped p50 / p99", "<= 50 us / <= 1000 us",
                      "%.0f / %.0f us" % (f["held_p50"], f["held_p99"]),
@@ -100,7 +108,7 @@ def placement(env, rows):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
-    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--seconds", type=int, default=30)
     a = ap.parse_args()
     env = e2e.Env(a.build, "8.0")
     rows = []

@@ -14,11 +14,15 @@ process has samples.
 
 accuracy: one test double of each generation plus one CPU burner per core,
 blocking and nonblocking: every function's share within 3 points of the
-double's own ground truth, and at least 90 % of the ticks as samples.
+double's own ground truth over the recorded time, at least 90 % of the ticks
+as samples, and at least 90 % of the samples showing what the double (by its
+own log) ran at the sample's tick.
 
 The module's helpers (burners, per-process shares) also serve
 tests/bench/busy_bench.py.
 """
+import bisect
+import collections
 import os
 import re
 import signal
@@ -28,11 +32,16 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import record_e2e as e2e  # noqa: E402
+import recording  # noqa: E402
 
 TOLERANCE_POINTS = 3.0
 SECONDS = 3  # rtguard: each case
 RATE = 400  # accuracy: 4,800 samples in 12 s, so sampling noise stays near 0.6 points
 ACCURACY_SECONDS = 12
+# Of the samples, those whose innermost frame is what the double ran at the
+# sample's tick (measured 98-99.8 %; the rest fall on a switch between two
+# frames, within the few microseconds from tick to stop).
+MIN_AGREEMENT = 90.0
 BURNER = "while True: pass"
 
 
@@ -54,7 +63,7 @@ class Burners:
             p.wait()
 
 
-def start_doubles(env, gens, seconds, truths=None):
+def start_doubles(env, gens, seconds, truths=None, switch_logs=None):
     """Starts one double per entry of gens; returns the Popen objects once
     each has printed its banner (its objects exist)."""
     procs = []
@@ -63,6 +72,8 @@ def start_doubles(env, gens, seconds, truths=None):
         cmd = [target, "--seconds", str(seconds)]
         if truths:
             cmd += ["--ground-truth", truths[i]]
+        if switch_logs:
+            cmd += ["--switch-log", switch_logs[i]]
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(p)
     for p in procs:
@@ -92,25 +103,81 @@ def samples_per_pid(env, recording):
     return per, r.stdout
 
 
-def share_errors(env, recording, truth_path, pid=None):
-    """(worst share error in points, samples, [(name, truth, profile)]) of
-    one process's profile against its double's ground truth."""
+def read_switch_log(path):
+    """A double's --switch-log: slot names, switch times (CLOCK_MONOTONIC ns)
+    and the slot innermost from each switch on."""
+    names, times, slots = {}, [], []
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "slot":
+            names[int(f[1])] = f[2]
+        else:
+            times.append(int(f[0]))
+            slots.append(int(f[1]))
+    return names, times, slots
+
+
+def window_shares(log, t0, t1):
+    """{name: percent of [t0, t1] the double spent with it innermost}: the
+    truth of just the time a recording covers (a recorder attached late or
+    stopped early does not describe the rest, and being sampled changes a
+    busy host's mix: measured, idle 44.4 % while recorded vs 45.5 % over the
+    whole run)."""
+    names, times, slots = log
+    spent = collections.Counter()
+    for k in range(len(times) - 1):
+        lo, hi = max(times[k], t0), min(times[k + 1], t1)
+        if hi > lo:
+            spent[names[slots[k]]] += hi - lo
+    total = sum(spent.values()) or 1
+    return {name: 100.0 * spent[name] / total for name in names.values()}
+
+
+def tick_agreement(log, samples):
+    """Percent of samples whose innermost frame is what the double had
+    innermost at the sample's tick. A frame (Func, statement) stands for the
+    slot it is most often seen in; a sampler that read at other moments than
+    its ticks, or read wrong frames, would disagree far more often than the
+    few samples that fall on a switch."""
+    _names, times, slots = log
+    seen, votes = [], collections.defaultdict(collections.Counter)
+    for t, frame in samples:
+        k = bisect.bisect_right(times, t) - 1
+        if 0 <= k < len(times) - 1:
+            seen.append((frame, slots[k]))
+            votes[frame][slots[k]] += 1
+    meaning = {frame: c.most_common(1)[0][0] for frame, c in votes.items()}
+    agree = sum(1 for frame, slot in seen if meaning[frame] == slot)
+    return 100.0 * agree / max(len(seen), 1)
+
+
+def window_errors(env, recording_path, switch_log_path, pid):
+    """(worst share error in points, samples, [(name, truth, profile)],
+    tick agreement %) of one process's profile against its double's truth
+    over the recorded window (its first to its last sample)."""
+    samples = recording.samples_by_pid(recording_path).get(pid, [])
+    if len(samples) < 2:
+        e2e.fail("pid %d: %d samples in %s" % (pid, len(samples), recording_path))
+    log = read_switch_log(switch_log_path)
+    truth = window_shares(log, samples[0][0], samples[-1][0])
+    shares, total = profile_shares(env, recording_path, pid)
+    rows = [(name, want, shares.get(name, 0.0)) for name, want in truth.items()]
+    worst = max(abs(got - want) for _name, want, got in rows)
+    return worst, total, rows, tick_agreement(log, samples)
+
+
+def profile_shares(env, recording_path, pid=None):
     profile = env.path("busy-%s.pb.gz" % (pid or "all"))
-    cmd = [env.convert, "--no-cache", "-q", recording, "-o", profile]
+    cmd = [env.convert, "--no-cache", "-q", recording_path, "-o", profile]
     if pid:
         cmd += ["--pid", str(pid)]
     r = e2e.run(cmd)
     if r.returncode != 0:
         e2e.fail("convert: " + r.stderr)
     shares, total = e2e.pprof_flat_shares(profile)
-    truth, wall = e2e.read_ground_truth(truth_path)
-    rows, worst = [], 0.0
-    for name, (_kind, _file, _first, secs) in truth.items():
-        want = 100.0 * secs / wall
-        got = shares.get(name, 0.0)
-        worst = max(worst, abs(got - want))
-        rows.append((name, want, got))
-    return worst, total or 0, rows
+    return shares, total or 0
 
 
 def recorder_report(stderr):
@@ -184,14 +251,14 @@ def test_rtguard(env):
 
 
 def test_accuracy(env):
-    worst_all = 0.0
+    worst_all, agree_min = 0.0, 100.0
     for gen in ("3.0", "8.0", "8.2"):
         for nonblocking in (False, True):
             label = "Zeek %s double, %s, one burner per core" % (gen, "nonblocking" if nonblocking else "blocking")
-            truth = env.path("truth-%s-%d.tsv" % (gen, nonblocking))
+            log = env.path("switches-%s-%d.log" % (gen, nonblocking))
             out = env.path("acc-%s-%d.zspy" % (gen, nonblocking))
             with Burners():
-                procs = start_doubles(env, [gen], ACCURACY_SECONDS + 1, [truth])
+                procs = start_doubles(env, [gen], ACCURACY_SECONDS + 1, switch_logs=[log])
                 args = [env.record, "-r", str(RATE), "-d", str(ACCURACY_SECONDS), "-o", out,
                         "-p", str(procs[0].pid)]
                 if nonblocking:
@@ -200,18 +267,22 @@ def test_accuracy(env):
                 finish(procs)
             if r.returncode != 0:
                 e2e.fail("%s: recorder exit %d: %s" % (label, r.returncode, r.stderr))
-            worst, total, rows = share_errors(env, out, truth)
+            worst, total, rows, agree = window_errors(env, out, log, procs[0].pid)
             for name, want, got in rows:
                 print("    %-62s truth %5.1f%%  profile %5.1f%%" % (name, want, got))
             f = recorder_report(r.stderr)
-            print("  %s: %d samples, largest share error %.2f points; %.1f %% credited"
-                  % (label, total, worst, f["credited_pct"]))
+            print("  %s: %d samples, largest share error %.2f points; %.1f %% of samples show what "
+                  "the double ran at their tick; %.1f %% credited" % (label, total, worst, agree, f["credited_pct"]))
             if total < 0.9 * RATE * ACCURACY_SECONDS:
                 e2e.fail("%s: only %d samples of %d ticks" % (label, total, RATE * ACCURACY_SECONDS))
             if worst > TOLERANCE_POINTS:
                 e2e.fail("%s: share error %.2f points (tolerance %.0f)" % (label, worst, TOLERANCE_POINTS))
+            if agree < MIN_AGREEMENT:
+                e2e.fail("%s: only %.1f %% of samples show what the double ran at their tick" % (label, agree))
             worst_all = max(worst_all, worst)
-    print("  worst share error on a saturated host: %.2f points" % worst_all)
+            agree_min = min(agree_min, agree)
+    print("  on a saturated host: worst share error %.2f points, samples agreeing with the "
+          "double at their tick >= %.1f %%" % (worst_all, agree_min))
 
 
 def main():

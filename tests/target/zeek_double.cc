@@ -133,7 +133,19 @@ public:
 		slots_[cur_].ns += now - last_;
 		last_ = now;
 		cur_ = slot;
+		if ( log_.capacity() > log_.size() )
+			log_.push_back(Switch{now, slot});
 	}
+
+	// --switch-log: every switch kept (memory reserved up front, so logging
+	// costs no allocation), written at exit. A sampler's samples can then be
+	// checked one by one against what was innermost at their tick time.
+	struct Switch {
+		int64_t ns;
+		int slot;
+	};
+	void keep_switches(size_t n) { log_.reserve(n); }
+	const std::vector<Switch>& switches() const { return log_; }
 
 	int current() const { return cur_; }
 	int64_t running_ns() const { return now_ns() - start_; }
@@ -143,6 +155,7 @@ public:
 
 private:
 	std::vector<Slot> slots_;
+	std::vector<Switch> log_;
 	int cur_ = 0;
 	int64_t last_ = 0;
 	int64_t start_ = 0;
@@ -603,6 +616,7 @@ struct Options {
 	double seconds = 5.0;
 	long iterations = 0;   // > 0: run exactly this many instead of a time limit
 	const char* ground_truth = nullptr;
+	const char* switch_log = nullptr;
 	bool quiet = false;
 	long unstoppable_ms = 0;   // > 0: once a second, cannot be stopped for this long
 	long deep = 0;             // > 0: first run a call chain this deep for deep_ms
@@ -713,6 +727,7 @@ static Result run(const World& w, const Options& opt)
 	int64_t next_unstoppable_ns = 500000000LL;
 
 	ledger.start(idle_slot);
+	ledger.switch_to(idle_slot);   // the log's first entry: the start
 	if ( w.deep ) {
 		invoke(w.deep, nullptr);
 		ledger.switch_to(idle_slot);
@@ -779,6 +794,22 @@ static bool write_ground_truth(const char* path, double wall_seconds)
 	return fclose(f) == 0 && ok;
 }
 
+// Slot names, then one line per switch: CLOCK_MONOTONIC ns, slot index.
+static bool write_switch_log(const char* path)
+{
+	FILE* f = fopen(path, "w");
+	if ( ! f )
+		return false;
+	fprintf(f, "# zeek-double switch log v1 (generation %s)\n", version);
+	int i = 0;
+	for ( const Slot& s : ledger.slots() )
+		fprintf(f, "slot\t%d\t%s\n", i++, s.name.c_str());
+	for ( const auto& sw : ledger.switches() )
+		fprintf(f, "%lld\t%d\n", static_cast<long long>(sw.ns), sw.slot);
+	bool ok = ! ferror(f);
+	return fclose(f) == 0 && ok;
+}
+
 static void usage(FILE* out)
 {
 	fprintf(out,
@@ -787,6 +818,7 @@ static void usage(FILE* out)
 	        "  --seconds S         run the workload for S seconds of wall time (default 5)\n"
 	        "  --iterations N      run exactly N iterations instead; prints the wall time\n"
 	        "  --ground-truth FILE write the time spent per function/body/BiF at exit\n"
+	        "  --switch-log FILE   write every change of the innermost frame (time, slot)\n"
 	        "  --quiet             do not print the start banner\n"
 	        "  --hang              get stuck in md5_hash, five calls deep, until SIGTERM\n"
 	        "  --spicy-fiber       each connection also parses 300 us on a fiber, outside scripts\n"
@@ -833,6 +865,8 @@ static bool parse_options(int argc, char** argv, Options* opt)
 				return false;
 		} else if ( (v = option_value("--ground-truth", argc, argv, &i)) ) {
 			opt->ground_truth = v;
+		} else if ( (v = option_value("--switch-log", argc, argv, &i)) ) {
+			opt->switch_log = v;
 		} else if ( (v = option_value("--plugin", argc, argv, &i)) ) {
 			opt->plugin = v;
 		} else if ( strcmp(argv[i], "--plugin-unlink") == 0 ) {
@@ -907,6 +941,8 @@ int main(int argc, char** argv)
 		fflush(stderr);
 	}
 
+	if ( opt.switch_log )
+		ledger.keep_switches(size_t(4) << 20);
 	const Result r = run(world, opt);
 
 	// The checksum covers one iteration, so it does not depend on timing.
@@ -923,6 +959,11 @@ int main(int argc, char** argv)
 	}
 	if ( opt.ground_truth && ! write_ground_truth(opt.ground_truth, r.wall_seconds) ) {
 		fprintf(stderr, "zeek-double: error: cannot write %s: %s\n", opt.ground_truth,
+		        strerror(errno));
+		rc = 1;
+	}
+	if ( opt.switch_log && ! write_switch_log(opt.switch_log) ) {
+		fprintf(stderr, "zeek-double: error: cannot write %s: %s\n", opt.switch_log,
 		        strerror(errno));
 		rc = 1;
 	}
