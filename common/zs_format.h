@@ -16,7 +16,8 @@ enum { ZS_MAGIC_LEN = 8 };
 /* Bumped when a reader of the previous version would misread a file. Readers
  * read every version up to their own; record types they do not know are
  * skipped (and counted), so adding a record type needs no bump. */
-enum { ZS_FORMAT_VERSION = 2 }; /* 2: native frames (func 0) and SYMBOL records */
+enum { ZS_FORMAT_VERSION = 3 }; /* 2: native frames (func 0) and SYMBOL records;
+                                   3: a native frame names a LOCATION, no longer a SYMBOL */
 
 typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
@@ -31,6 +32,13 @@ typedef enum zs_record_type {
                             Zeek's network_time as read with the sample at t_us */
     ZS_REC_SYMBOL = 9,   /* varint pid, varint id, string name: a native function
                             of that process, named on the sensor (mangled) */
+    ZS_REC_MODULE = 10,  /* varint pid, varint id, string build_id (hex), string path,
+                            varint start, varint end, varint file_offset: a file
+                            mapped into that process, as /proc/PID/maps shows it */
+    ZS_REC_LOCATION = 11, /* varint pid, varint id, varint module (0: none, else
+                             module id + 1), varint address (module-relative;
+                             absolute without a module), varint symbol: one
+                             native PC (format 3) */
 } zs_record_type;
 
 typedef enum zs_event_kind {
@@ -50,8 +58,8 @@ typedef enum zs_event_kind {
 
 /* One frame as sampled. A script frame: the Func and the statement or call
  * expression whose location gives the line being executed, addresses in the
- * target. A native frame (--native, format 2): func 0 and stmt the id of a
- * SYMBOL record of the same process. */
+ * target. A native frame (--native): func 0 and stmt the id of a LOCATION
+ * record of the same process (format 2: of a SYMBOL record). */
 typedef struct zs_frame {
     uint64_t func;
     uint64_t stmt;
@@ -72,8 +80,31 @@ enum {
      * thousands of times its size. */
     ZS_SNAPSHOT_ALLOWANCE = 64 << 20,
     ZS_SNAPSHOT_RATIO = 64,
-    ZS_SAMPLE_BATCH = 4096           /* samples per SAMPLES record (writer) */
+    ZS_SAMPLE_BATCH = 4096,          /* samples per SAMPLES record (writer) */
+    ZS_MAX_MODULE_PATH = 4096,       /* bytes of a MODULE's path (PATH_MAX) */
+    ZS_MAX_BUILD_ID_HEX = 128,       /* hex digits of a build-id (64 bytes) */
+    ZS_MAX_PIDS = 4096               /* processes whose module and location ids a
+                                        reader follows */
 };
+
+/* A module (a mapped file) of a native stack: ids dense from 0 per process
+ * within a file. start/end: the range it is mapped at; file_offset: the file
+ * offset of its first mapping, so that pprof tools can map an address back
+ * into the file. */
+typedef struct zs_module {
+    uint64_t id;
+    const char *build_id; /* hex, "" when the file has none */
+    const char *path;
+    uint64_t start, end, file_offset;
+} zs_module;
+
+/* One native PC: ids dense from 0 per process within a file. */
+typedef struct zs_native_location {
+    uint64_t id;
+    uint64_t module;  /* 0: none ([unknown], markers), else module id + 1 */
+    uint64_t address; /* module-relative with a module, else absolute */
+    uint64_t symbol;  /* a SYMBOL id of the same process */
+} zs_native_location;
 
 typedef struct zs_kv {
     const char *key;

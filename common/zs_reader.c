@@ -39,6 +39,11 @@ struct zs_reader {
     size_t batch_left;
     zs_cursor batch_dt, batch_id;
 
+    /* Per process, the next MODULE and LOCATION ids (dense, in order). */
+    struct native_ids { uint32_t pid; uint64_t modules, locations; } *pids;
+    size_t npids;
+    const char *why; /* what a malformed record is, for the error */
+
     /* Scratch for the record being returned. */
     zs_kv kv[ZS_MAX_KV];
     zs_frame frames[ZS_MAX_FRAMES];
@@ -342,6 +347,84 @@ static int decode_symbol(zs_reader *r, zs_cursor *c, zs_record *rec)
     return 0;
 }
 
+/* The id counters of pid, made on first use; NULL past ZS_MAX_PIDS. */
+static struct native_ids *ids_of(zs_reader *r, uint32_t pid)
+{
+    for (size_t i = 0; i < r->npids; i++)
+        if (r->pids[i].pid == pid)
+            return &r->pids[i];
+    if (r->npids == ZS_MAX_PIDS)
+        return NULL;
+    struct native_ids *more = realloc(r->pids, (r->npids + 1) * sizeof *more);
+    if (!more)
+        return NULL;
+    r->pids = more;
+    more[r->npids] = (struct native_ids){pid, 0, 0};
+    return &more[r->npids++];
+}
+
+static int is_hex(const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* Fails with why as the error's words. */
+static int malformed(zs_reader *r, const char *why)
+{
+    r->why = why;
+    return -1;
+}
+
+static int decode_module(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    zs_module *m = &rec->module.m;
+    size_t build_id, path;
+    if (get_u32(c, &rec->module.pid) || zs_get_varint(c, &m->id))
+        return -1;
+    r->strings.len = 0;
+    if (take_string(r, c, &build_id) || take_string(r, c, &path) ||
+        zs_get_varint(c, &m->start) || zs_get_varint(c, &m->end) ||
+        zs_get_varint(c, &m->file_offset))
+        return -1;
+    m->build_id = (const char *)r->strings.data + build_id;
+    m->path = (const char *)r->strings.data + path;
+    size_t path_len = r->strings.len - path - 1; /* without its NUL */
+    if (strlen(m->build_id) > ZS_MAX_BUILD_ID_HEX || !is_hex(m->build_id))
+        return malformed(r, "module build-id is not hex or too long");
+    if (path_len == 0 || path_len > ZS_MAX_MODULE_PATH || strlen(m->path) != path_len)
+        return malformed(r, "module path empty, too long or with a NUL");
+    if (m->start >= m->end)
+        return malformed(r, "module start not below its end");
+    struct native_ids *ids = ids_of(r, rec->module.pid);
+    if (!ids)
+        return malformed(r, "module of too many processes");
+    if (m->id != ids->modules)
+        return malformed(r, "module id out of order");
+    ids->modules++;
+    return 0;
+}
+
+static int decode_location(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    zs_native_location *l = &rec->location.l;
+    if (get_u32(c, &rec->location.pid) || zs_get_varint(c, &l->id) ||
+        zs_get_varint(c, &l->module) || zs_get_varint(c, &l->address) ||
+        zs_get_varint(c, &l->symbol))
+        return -1;
+    struct native_ids *ids = ids_of(r, rec->location.pid);
+    if (!ids)
+        return malformed(r, "location of too many processes");
+    if (l->id != ids->locations)
+        return malformed(r, "location id out of order");
+    if (l->module > ids->modules)
+        return malformed(r, "location in a module not defined before it");
+    ids->locations++;
+    return 0;
+}
+
 /* 0, -1 on a malformed payload, 1 for a record type of a later version. */
 static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
 {
@@ -359,6 +442,8 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
     case ZS_REC_EVENT: return decode_event(r, c, rec);
     case ZS_REC_NETTIME: return decode_nettime(c, rec);
     case ZS_REC_SYMBOL: return decode_symbol(r, c, rec);
+    case ZS_REC_MODULE: return decode_module(r, c, rec);
+    case ZS_REC_LOCATION: return decode_location(r, c, rec);
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
                zs_get_varint(c, &rec->trailer.t_us) ? -1 : 0;
@@ -408,9 +493,10 @@ int zs_reader_next(zs_reader *r, zs_record *rec, zs_error *err)
             return corrupt(r, "record runs past the end of its zstd frame", err);
         }
         zs_cursor body = {payload, payload + len};
+        r->why = NULL;
         int rc = decode(r, type, &body, rec);
         if (rc < 0)
-            return corrupt(r, "malformed record", err);
+            return corrupt(r, r->why ? r->why : "malformed record", err);
         if (!r->seen_header && !(rc == 0 && type == ZS_REC_HEADER))
             return corrupt(r, "first record is not a header", err);
         if (rc == 0 && type == ZS_REC_SNAPSHOT &&
@@ -454,6 +540,7 @@ void zs_reader_close(zs_reader *r)
     free(r->in);
     zs_buf_free(&r->frame);
     zs_buf_free(&r->strings);
+    free(r->pids);
     free(r->name);
     free(r);
 }

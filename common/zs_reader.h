@@ -26,6 +26,8 @@ typedef struct zs_record {
         struct { uint64_t samples; uint64_t skipped; uint64_t t_us; } trailer;
         struct { uint64_t t_us; uint32_t pid; double network_time; } nettime;
         struct { uint32_t pid; uint64_t id; const char *name; } symbol;
+        struct { uint32_t pid; zs_module m; } module;            /* checked: ids in order, */
+        struct { uint32_t pid; zs_native_location l; } location; /* start < end, bounds */
     };
 } zs_record;
 

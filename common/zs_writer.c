@@ -219,6 +219,37 @@ int zs_writer_symbol(zs_writer *w, uint32_t pid, uint64_t id, const char *name, 
     return maybe_flush(w, err);
 }
 
+int zs_writer_module(zs_writer *w, uint32_t pid, const zs_module *m, zs_error *err)
+{
+    if (reserve(w, 5 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_MODULE);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, m->id);
+    if (zs_put_string(&w->buf, m->build_id) || zs_put_string(&w->buf, m->path) ||
+        zs_buf_reserve(&w->buf, 3 * ZS_VARINT_MAX))
+        return zs_fail(err, ZS_E_NOMEM, "%s: record buffer", w->path);
+    zs_put_varint(&w->buf, m->start);
+    zs_put_varint(&w->buf, m->end);
+    zs_put_varint(&w->buf, m->file_offset);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_location(zs_writer *w, uint32_t pid, const zs_native_location *l, zs_error *err)
+{
+    if (reserve(w, 6 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_LOCATION);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, l->id);
+    zs_put_varint(&w->buf, l->module);
+    zs_put_varint(&w->buf, l->address);
+    zs_put_varint(&w->buf, l->symbol);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err)
 {

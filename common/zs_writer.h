@@ -27,6 +27,11 @@ int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *da
 int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kind, uint64_t value,
                     const char *message, zs_error *err);
 int zs_writer_symbol(zs_writer *w, uint32_t pid, uint64_t id, const char *name, zs_error *err);
+/* A module and a native location (format 3): each once per file, dense ids
+ * from 0 per process, a module before the first location in it, a location
+ * before the first stack that uses it. */
+int zs_writer_module(zs_writer *w, uint32_t pid, const zs_module *m, zs_error *err);
+int zs_writer_location(zs_writer *w, uint32_t pid, const zs_native_location *l, zs_error *err);
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err);
 /* Writes everything buffered as one complete zstd frame. */

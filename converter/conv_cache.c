@@ -29,6 +29,7 @@ static const char *const migrations[] = {
     NULL,             /* version 0: an empty database */
     CACHE_SCHEMA_SQL, /* version 1: schema/cache.sql */
     CACHE_MIGRATION2_SQL, /* version 2: schema/migration2.sql */
+    CACHE_MIGRATION3_SQL, /* version 3: schema/migration3.sql */
 };
 enum { CACHE_VERSION = sizeof migrations / sizeof *migrations - 1 };
 
@@ -44,7 +45,9 @@ enum {
     ST_INSERT_LOCATION,
     ST_INSERT_STACK,
     ST_INSERT_PROCESS,
+    ST_INSERT_MAPPING,
     ST_SELECT_PROCESSES,
+    ST_SELECT_MAPPINGS,
     ST_SELECT_FUNCTIONS,
     ST_SELECT_LOCATIONS,
     ST_SELECT_STACKS,
@@ -67,8 +70,12 @@ static const char *const statement_sql[ST__COUNT] = {
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [ST_INSERT_FUNCTION] = "INSERT INTO functions (recording, idx, name, file, start_line)"
                            " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [ST_INSERT_LOCATION] = "INSERT INTO locations (recording, idx, function, line)"
-                           " VALUES (?1, ?2, ?3, ?4)",
+    [ST_INSERT_LOCATION] = "INSERT INTO locations (recording, idx, function, line, mapping, address)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_INSERT_MAPPING] = "INSERT INTO mappings (recording, idx, start, limit_, file_offset, file,"
+                          " build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_SELECT_MAPPINGS] = "SELECT idx, start, limit_, file_offset, file, build_id FROM mappings"
+                           " WHERE recording = ?1 ORDER BY idx",
     [ST_INSERT_STACK] = "INSERT INTO stacks (recording, idx, pid, count, locs, process)"
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_INSERT_PROCESS] = "INSERT INTO processes (recording, idx, host, node, pid)"
@@ -77,7 +84,7 @@ static const char *const statement_sql[ST__COUNT] = {
                             " WHERE recording = ?1 ORDER BY idx",
     [ST_SELECT_FUNCTIONS] = "SELECT idx, name, file, start_line FROM functions"
                             " WHERE recording = ?1 ORDER BY idx",
-    [ST_SELECT_LOCATIONS] = "SELECT idx, function, line FROM locations"
+    [ST_SELECT_LOCATIONS] = "SELECT idx, function, line, mapping, address FROM locations"
                             " WHERE recording = ?1 ORDER BY idx",
     [ST_SELECT_STACKS] = "SELECT idx, pid, count, locs, process FROM stacks"
                          " WHERE recording = ?1 ORDER BY idx",
@@ -469,7 +476,8 @@ enum { FIND_ID, FIND_CONVERTER, FIND_ZEEK_VERSION, FIND_HOST, FIND_RECORDER_VERS
        FIND_START_WALL_NS, FIND_DURATION_NS, FIND_PERIOD_NS, FIND_SAMPLES, FIND_SKIPPED,
        FIND_UNRESOLVED, FIND_TORN };
 enum { FUNCTION_IDX, FUNCTION_NAME, FUNCTION_FILE, FUNCTION_START_LINE };
-enum { LOCATION_IDX, LOCATION_FUNCTION, LOCATION_LINE };
+enum { LOCATION_IDX, LOCATION_FUNCTION, LOCATION_LINE, LOCATION_MAPPING, LOCATION_ADDRESS };
+enum { MAPPING_IDX, MAPPING_START, MAPPING_LIMIT, MAPPING_FILE_OFFSET, MAPPING_FILE, MAPPING_BUILD_ID };
 enum { PROCESS_IDX, PROCESS_HOST, PROCESS_NODE, PROCESS_PID };
 enum { STACK_IDX, STACK_PID, STACK_COUNT, STACK_LOCS, STACK_PROCESS };
 
@@ -516,15 +524,36 @@ static int load_function(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const 
 static int load_location(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad)
 {
     (void)c;
-    int64_t function = column_i64(s, LOCATION_FUNCTION);
+    int64_t function = column_i64(s, LOCATION_FUNCTION), mapping = column_i64(s, LOCATION_MAPPING);
     if (column_i64(s, LOCATION_IDX) != (int64_t)p->nlocations || function < 0 ||
-        function >= (int64_t)p->nfunctions)
+        function >= (int64_t)p->nfunctions || mapping < 0 || mapping > (int64_t)p->nmappings)
         return *bad = "location", LOAD_BAD;
-    int64_t i = conv_profile_location(p, (uint32_t)function, sqlite3_column_int(s, LOCATION_LINE));
+    uint64_t address = (uint64_t)column_i64(s, LOCATION_ADDRESS);
+    int line = sqlite3_column_int(s, LOCATION_LINE);
+    int64_t i = mapping || address
+                    ? conv_profile_native_location(p, (uint32_t)function, (uint32_t)mapping, address)
+                    : conv_profile_location(p, (uint32_t)function, line);
     if (i < 0)
         return LOAD_NOMEM;
     if ((size_t)i + 1 != p->nlocations)
         return *bad = "duplicate location", LOAD_BAD;
+    return LOAD_OK;
+}
+
+static int load_mapping(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const char **bad)
+{
+    (void)c;
+    const char *file = (const char *)sqlite3_column_text(s, MAPPING_FILE);
+    const char *build_id = (const char *)sqlite3_column_text(s, MAPPING_BUILD_ID);
+    if (!file || !build_id || column_i64(s, MAPPING_IDX) != (int64_t)p->nmappings)
+        return *bad = "mapping", LOAD_BAD;
+    int64_t i = conv_profile_mapping(p, (uint64_t)column_i64(s, MAPPING_START),
+                                     (uint64_t)column_i64(s, MAPPING_LIMIT),
+                                     (uint64_t)column_i64(s, MAPPING_FILE_OFFSET), file, build_id);
+    if (i < 0)
+        return LOAD_NOMEM;
+    if ((size_t)i + 1 != p->nmappings)
+        return *bad = "duplicate mapping", LOAD_BAD;
     return LOAD_OK;
 }
 
@@ -593,6 +622,7 @@ static const struct {
     row_loader row;
 } tables[] = {
     {ST_SELECT_FUNCTIONS, load_function},
+    {ST_SELECT_MAPPINGS, load_mapping},
     {ST_SELECT_LOCATIONS, load_location},
     {ST_SELECT_PROCESSES, load_process},
     {ST_SELECT_STACKS, load_stack},
@@ -675,6 +705,8 @@ static const char *check_profile(const conv_profile *p)
     for (size_t i = 0; i < p->nlocations; i++)
         if (p->locations[i].function >= p->nfunctions)
             return "a location of a missing function";
+        else if (p->locations[i].mapping > p->nmappings)
+            return "a location in a missing mapping";
     for (size_t i = 0; i < p->nstacks; i++) {
         const conv_stack *s = &p->stacks[i];
         if (s->process >= p->nprocesses)
@@ -696,7 +728,8 @@ enum { REC_KEY = 1, REC_CONVERTER, REC_STORED_AT, REC_ZEEK_VERSION, REC_HOST, RE
        REC_UNRESOLVED, REC_TORN };
 enum { ROW_RECORDING = 1, ROW_IDX }; /* every child row starts so */
 enum { FUNCTION_P_NAME = 3, FUNCTION_P_FILE, FUNCTION_P_START_LINE };
-enum { LOCATION_P_FUNCTION = 3, LOCATION_P_LINE };
+enum { LOCATION_P_FUNCTION = 3, LOCATION_P_LINE, LOCATION_P_MAPPING, LOCATION_P_ADDRESS };
+enum { MAPPING_P_START = 3, MAPPING_P_LIMIT, MAPPING_P_FILE_OFFSET, MAPPING_P_FILE, MAPPING_P_BUILD_ID };
 enum { PROCESS_P_HOST = 3, PROCESS_P_NODE, PROCESS_P_PID };
 enum { STACK_P_PID = 3, STACK_P_COUNT, STACK_P_LOCS, STACK_P_PROCESS };
 
@@ -752,7 +785,25 @@ static int store_locations(conv_cache *c, sqlite3_int64 id, const conv_profile *
         sqlite3_stmt *s = child_row(c, ST_INSERT_LOCATION, id, i);
         sqlite3_bind_int64(s, LOCATION_P_FUNCTION, p->locations[i].function);
         sqlite3_bind_int(s, LOCATION_P_LINE, p->locations[i].line);
+        sqlite3_bind_int64(s, LOCATION_P_MAPPING, p->locations[i].mapping);
+        sqlite3_bind_int64(s, LOCATION_P_ADDRESS, (sqlite3_int64)p->locations[i].address);
         rc = run(c, ST_INSERT_LOCATION);
+    }
+    return rc;
+}
+
+static int store_mappings(conv_cache *c, sqlite3_int64 id, const conv_profile *p)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; i < p->nmappings && rc == SQLITE_OK; i++) {
+        const conv_mapping *m = &p->mappings[i];
+        sqlite3_stmt *s = child_row(c, ST_INSERT_MAPPING, id, i);
+        sqlite3_bind_int64(s, MAPPING_P_START, (sqlite3_int64)m->start);
+        sqlite3_bind_int64(s, MAPPING_P_LIMIT, (sqlite3_int64)m->limit);
+        sqlite3_bind_int64(s, MAPPING_P_FILE_OFFSET, (sqlite3_int64)m->file_offset);
+        sqlite3_bind_text(s, MAPPING_P_FILE, m->file, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, MAPPING_P_BUILD_ID, m->build_id, -1, SQLITE_STATIC);
+        rc = run(c, ST_INSERT_MAPPING);
     }
     return rc;
 }
@@ -816,6 +867,8 @@ int conv_cache_store(conv_cache *c, const char *key, const conv_profile *p, zs_e
         rc = store_recording(c, key, &p->meta, &id);
     if (rc == SQLITE_OK)
         rc = store_functions(c, id, p);
+    if (rc == SQLITE_OK)
+        rc = store_mappings(c, id, p);
     if (rc == SQLITE_OK)
         rc = store_locations(c, id, p);
     if (rc == SQLITE_OK)

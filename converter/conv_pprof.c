@@ -86,6 +86,7 @@ typedef struct build {
     Perftools__Profiles__ValueType *type_ptrs[2];
     Perftools__Profiles__Function *funcs, **func_ptrs;
     Perftools__Profiles__Location *locs, **loc_ptrs;
+    Perftools__Profiles__Mapping *maps, **map_ptrs;
     Perftools__Profiles__Line *lines, **line_ptrs;
     Perftools__Profiles__Sample *samples, **sample_ptrs;
     Perftools__Profiles__Label *labels, **label_ptrs;
@@ -101,6 +102,8 @@ static void build_free(build *b)
     free(b->func_ptrs);
     free(b->locs);
     free(b->loc_ptrs);
+    free(b->maps);
+    free(b->map_ptrs);
     free(b->lines);
     free(b->line_ptrs);
     free(b->samples);
@@ -116,7 +119,7 @@ static void build_free(build *b)
 static int check_indexes(const conv_profile *p)
 {
     for (size_t i = 0; i < p->nlocations; i++)
-        if (p->locations[i].function >= p->nfunctions)
+        if (p->locations[i].function >= p->nfunctions || p->locations[i].mapping > p->nmappings)
             return -1;
     for (size_t i = 0; i < p->nstacks; i++)
         for (uint32_t k = 0; k < p->stacks[i].nlocs; k++)
@@ -179,6 +182,36 @@ static int add_functions(build *b, const conv_profile *p)
     return 0;
 }
 
+/* One Mapping per module of native frames: pprof tools match them to
+ * binaries by build-id and file name, and map addresses into the file with
+ * memory_start and file_offset. */
+static int add_mappings(build *b, const conv_profile *p)
+{
+    size_t n = p->nmappings;
+    b->maps = calloc(n ? n : 1, sizeof *b->maps);
+    b->map_ptrs = calloc(n ? n : 1, sizeof *b->map_ptrs);
+    if (!b->maps || !b->map_ptrs)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const conv_mapping *m = &p->mappings[i];
+        Perftools__Profiles__Mapping *pm = &b->maps[i];
+        perftools__profiles__mapping__init(pm);
+        pm->id = i + 1;
+        pm->memory_start = m->start;
+        pm->memory_limit = m->limit;
+        pm->file_offset = m->file_offset;
+        pm->filename = intern(&b->st, m->file);
+        pm->build_id = intern(&b->st, m->build_id);
+        pm->has_functions = 1; /* named on the sensor: nothing left to symbolize */
+        if (pm->filename < 0 || pm->build_id < 0)
+            return -1;
+        b->map_ptrs[i] = pm;
+    }
+    b->prof.mapping = b->map_ptrs;
+    b->prof.n_mapping = n;
+    return 0;
+}
+
 static int add_locations(build *b, const conv_profile *p)
 {
     size_t n = p->nlocations;
@@ -195,6 +228,8 @@ static int add_locations(build *b, const conv_profile *p)
         b->line_ptrs[i] = &b->lines[i];
         perftools__profiles__location__init(&b->locs[i]);
         b->locs[i].id = i + 1;
+        b->locs[i].mapping_id = p->locations[i].mapping;
+        b->locs[i].address = p->locations[i].address;
         b->locs[i].line = &b->line_ptrs[i];
         b->locs[i].n_line = 1;
         b->loc_ptrs[i] = &b->locs[i];
@@ -293,7 +328,7 @@ static int build_profile(build *b, const conv_profile *p)
     b->prof.period = p->meta.period_ns;
     b->prof.time_nanos = p->meta.start_wall_ns;
     b->prof.duration_nanos = p->meta.duration_ns;
-    if (add_functions(b, p) || add_locations(b, p) || add_samples(b, p) ||
+    if (add_functions(b, p) || add_mappings(b, p) || add_locations(b, p) || add_samples(b, p) ||
         add_comments(b, &p->meta))
         return -1;
     /* Interning is over: the table can no longer move. */

@@ -8,7 +8,7 @@
 
 /* The profile's intern tables: ids are indexes into its arrays. */
 typedef struct index {
-    zs_intern functions, locations, stacks;
+    zs_intern functions, locations, stacks, mappings;
 } index_t;
 
 typedef struct function_key {
@@ -32,13 +32,29 @@ static int same_function(const void *ctx, uint32_t id, const void *key)
 
 static uint64_t hash_location(const conv_location *l)
 {
-    return zs_fnv1a(zs_fnv1a(ZS_FNV_SEED, &l->function, 4), &l->line, sizeof l->line);
+    uint64_t h = zs_fnv1a(zs_fnv1a(ZS_FNV_SEED, &l->function, 4), &l->line, sizeof l->line);
+    return zs_fnv1a(zs_fnv1a(h, &l->mapping, 4), &l->address, 8);
 }
 
 static int same_location(const void *ctx, uint32_t id, const void *key)
 {
     const conv_location *l = &((const conv_profile *)ctx)->locations[id], *k = key;
-    return l->function == k->function && l->line == k->line;
+    return l->function == k->function && l->line == k->line && l->mapping == k->mapping &&
+           l->address == k->address;
+}
+
+static uint64_t hash_mapping(const conv_mapping *m)
+{
+    uint64_t h = zs_fnv1a(ZS_FNV_SEED, &m->start, 8);
+    h = zs_fnv1a(zs_fnv1a(h, &m->limit, 8), &m->file_offset, 8);
+    return zs_fnv1a(zs_fnv1a(h, m->file, strlen(m->file) + 1), m->build_id, strlen(m->build_id));
+}
+
+static int same_mapping(const void *ctx, uint32_t id, const void *key)
+{
+    const conv_mapping *m = &((const conv_profile *)ctx)->mappings[id], *k = key;
+    return m->start == k->start && m->limit == k->limit && m->file_offset == k->file_offset &&
+           !strcmp(m->file, k->file) && !strcmp(m->build_id, k->build_id);
 }
 
 typedef struct stack_key {
@@ -107,6 +123,11 @@ void conv_profile_free(conv_profile *p)
         free(p->processes[i].host);
         free(p->processes[i].node);
     }
+    for (size_t i = 0; i < p->nmappings; i++) {
+        free(p->mappings[i].file);
+        free(p->mappings[i].build_id);
+    }
+    free(p->mappings);
     free(p->processes);
     free(p->functions);
     free(p->locations);
@@ -116,6 +137,7 @@ void conv_profile_free(conv_profile *p)
         zs_intern_free(&ix->functions);
         zs_intern_free(&ix->locations);
         zs_intern_free(&ix->stacks);
+        zs_intern_free(&ix->mappings);
         free(ix);
     }
     conv_timeline_free(p->timeline);
@@ -146,10 +168,46 @@ int64_t conv_profile_function(conv_profile *p, const char *name, const char *fil
     return (int64_t)p->nfunctions++;
 }
 
+static int64_t intern_location(conv_profile *p, const conv_location *key);
+
 int64_t conv_profile_location(conv_profile *p, uint32_t function, int line)
 {
+    conv_location k = {function, line, 0, 0};
+    return intern_location(p, &k);
+}
+
+int64_t conv_profile_native_location(conv_profile *p, uint32_t function, uint32_t mapping,
+                                     uint64_t address)
+{
+    conv_location k = {function, 0, mapping, address};
+    return intern_location(p, &k);
+}
+
+int64_t conv_profile_mapping(conv_profile *p, uint64_t start, uint64_t limit, uint64_t file_offset,
+                             const char *file, const char *build_id)
+{
     index_t *ix = p->index;
-    conv_location k = {function, line};
+    conv_mapping k = {start, limit, file_offset, (char *)file, (char *)(build_id ? build_id : "")};
+    uint64_t h = hash_mapping(&k);
+    int64_t at = zs_intern_find(&ix->mappings, h, same_mapping, p, &k);
+    if (at >= 0)
+        return at;
+    if (grow_array((void **)&p->mappings, &p->mappings_cap, p->nmappings, sizeof *p->mappings))
+        return -1;
+    conv_mapping m = {start, limit, file_offset, strdup(file), strdup(k.build_id)};
+    if (!m.file || !m.build_id || zs_intern_add(&ix->mappings, h, (uint32_t)p->nmappings)) {
+        free(m.file);
+        free(m.build_id);
+        return -1;
+    }
+    p->mappings[p->nmappings] = m;
+    return (int64_t)p->nmappings++;
+}
+
+static int64_t intern_location(conv_profile *p, const conv_location *key)
+{
+    index_t *ix = p->index;
+    conv_location k = *key;
     uint64_t h = hash_location(&k);
     int64_t at = zs_intern_find(&ix->locations, h, same_location, p, &k);
     if (at >= 0)
@@ -302,8 +360,12 @@ int conv_profile_merge(conv_profile *dst, conv_profile *src)
     for (size_t i = 0; i < src->nlocations; i++) {
         const conv_location *l = &src->locations[i];
         const conv_function *f = &src->functions[l->function];
+        const conv_mapping *m = l->mapping ? &src->mappings[l->mapping - 1] : NULL;
         int64_t fi = conv_profile_function(dst, f->name, f->file, f->start_line);
-        int64_t li = fi < 0 ? -1 : conv_profile_location(dst, (uint32_t)fi, l->line);
+        int64_t mi = m ? conv_profile_mapping(dst, m->start, m->limit, m->file_offset, m->file,
+                                             m->build_id) : -1;
+        conv_location k = {(uint32_t)fi, l->line, (uint32_t)(mi + 1), l->address};
+        int64_t li = fi < 0 || (m && mi < 0) ? -1 : intern_location(dst, &k);
         if (li < 0)
             goto out;
         map[i] = (uint32_t)li;

@@ -19,7 +19,17 @@ typedef struct conv_function {
 typedef struct conv_location {
     uint32_t function; /* index into functions */
     int line;
+    uint32_t mapping;  /* native frames: 1 + index into mappings; 0: none */
+    uint64_t address;  /* native frames: the PC in the process; 0: none */
 } conv_location;
+
+/* A file mapped into a profiled process (a pprof Mapping): native
+ * locations in it point at it. */
+typedef struct conv_mapping {
+    uint64_t start, limit, file_offset;
+    char *file;
+    char *build_id; /* hex, "" when unknown */
+} conv_mapping;
 
 /* A profiled process: merged profiles of several hosts keep them apart. */
 typedef struct conv_process {
@@ -56,6 +66,8 @@ struct conv_profile {
     size_t nfunctions, functions_cap;
     conv_location *locations;
     size_t nlocations, locations_cap;
+    conv_mapping *mappings;
+    size_t nmappings, mappings_cap;
     conv_stack *stacks;
     size_t nstacks, stacks_cap;
     conv_process *processes;
@@ -85,6 +97,12 @@ void conv_profile_free(conv_profile *p);
 /* Interning: the same content always gives the same index. -1 on no memory. */
 int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line);
 int64_t conv_profile_location(conv_profile *p, uint32_t function, int line);
+/* A native location: function at address, in mapping (1 + its index; 0:
+ * none). */
+int64_t conv_profile_native_location(conv_profile *p, uint32_t function, uint32_t mapping,
+                                     uint64_t address);
+int64_t conv_profile_mapping(conv_profile *p, uint64_t start, uint64_t limit, uint64_t file_offset,
+                             const char *file, const char *build_id);
 int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, const char *node);
 /* Adds count samples to the stack (process, locs), merging with an equal one. */
 int conv_profile_add_process_stack(conv_profile *p, uint32_t process, const uint32_t *locs,

@@ -16,7 +16,7 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r2" /* r2: normalized script paths */
+#define RESOLVER_GENERATION "r3" /* r2: normalized script paths; r3: native mappings */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each
@@ -57,6 +57,12 @@ typedef struct process {
     size_t nclock;
     char **symbols;   /* native function names by SYMBOL id (format 2) */
     size_t nsymbols;
+    /* Format 3: modules and native locations by id (dense: the reader
+     * checked their order). */
+    zs_module *modules; /* strings owned */
+    size_t nmodules;
+    zs_native_location *locations;
+    size_t nlocations, locations_cap;
     known_func *funcs; /* resolved so far, indexed by func_index */
     size_t nfuncs, funcs_cap;
     zs_intern func_index;
@@ -361,6 +367,57 @@ static int add_symbol(reading *rd, const zs_record *rec, zs_error *err)
     return 0;
 }
 
+/* A hostile file cannot make the tables larger than these. */
+enum { MAX_MODULES = 1 << 16, MAX_LOCATIONS = 1 << 22 };
+
+static int add_module(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->module.pid, 1);
+    const zs_module *m = &rec->module.m;
+    if (!p || p->nmodules >= MAX_MODULES || m->id != p->nmodules)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": module %" PRIu64 " out of range",
+                       rd->path, rec->offset, m->id);
+    zs_module *more = realloc(p->modules, (p->nmodules + 1) * sizeof *more);
+    if (!more)
+        return zs_fail(err, ZS_E_NOMEM, "%s: modules", rd->path);
+    p->modules = more;
+    zs_module copy = *m;
+    copy.build_id = strdup(m->build_id);
+    copy.path = strdup(m->path);
+    if (!copy.build_id || !copy.path) {
+        free((char *)copy.build_id);
+        free((char *)copy.path);
+        return zs_fail(err, ZS_E_NOMEM, "%s: modules", rd->path);
+    }
+    p->modules[p->nmodules++] = copy;
+    return 0;
+}
+
+/* A location inside its module's range (module-relative address). */
+static int add_location(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->location.pid, 1);
+    const zs_native_location *l = &rec->location.l;
+    if (!p || p->nlocations >= MAX_LOCATIONS || l->id != p->nlocations || l->module > p->nmodules)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": location %" PRIu64 " out of range",
+                       rd->path, rec->offset, l->id);
+    const zs_module *m = l->module ? &p->modules[l->module - 1] : NULL;
+    if (m && l->address >= m->end - m->start)
+        return zs_fail(err, ZS_E_CORRUPT,
+                       "%s: offset %" PRIu64 ": location %" PRIu64 " lies outside its module",
+                       rd->path, rec->offset, l->id);
+    if (p->nlocations == p->locations_cap) {
+        size_t cap = p->locations_cap ? 2 * p->locations_cap : 256;
+        zs_native_location *more = realloc(p->locations, cap * sizeof *more);
+        if (!more)
+            return zs_fail(err, ZS_E_NOMEM, "%s: locations", rd->path);
+        p->locations = more;
+        p->locations_cap = cap;
+    }
+    p->locations[p->nlocations++] = *l;
+    return 0;
+}
+
 /* A native frame's name: its symbol, demangled. */
 static zs_frame_info native_frame(const process *p, uint64_t id)
 {
@@ -374,6 +431,28 @@ static zs_frame_info native_frame(const process *p, uint64_t id)
         name = strdup(buf);
     }
     return (zs_frame_info){name, strdup(CONV_NATIVE_FILE), 0, 0, !mangled};
+}
+
+/* A format 3 native frame (a LOCATION id) as a profile location: its
+ * symbol's function, at its address in its module's mapping. -1 on no
+ * memory. */
+static int64_t native_location(conv_profile *prof, const process *p, uint64_t id, int *unresolved)
+{
+    const zs_native_location *l = p && id < p->nlocations ? &p->locations[id] : NULL;
+    zs_frame_info fi = native_frame(p, l ? l->symbol : UINT64_MAX);
+    *unresolved = fi.unresolved;
+    int64_t f = fi.name && fi.file ? conv_profile_function(prof, fi.name, fi.file, 0) : -1;
+    zs_frame_info_free(&fi);
+    if (f < 0)
+        return -1;
+    const zs_module *m = l && l->module ? &p->modules[l->module - 1] : NULL;
+    if (!m)
+        return conv_profile_native_location(prof, (uint32_t)f, 0, l ? l->address : 0);
+    int64_t mapping = conv_profile_mapping(prof, m->start, m->end, m->file_offset, m->path,
+                                           m->build_id);
+    return mapping < 0 ? -1
+                       : conv_profile_native_location(prof, (uint32_t)f, (uint32_t)mapping + 1,
+                                                      m->start + l->address);
 }
 
 static void note_event(reading *rd, const zs_record *rec)
@@ -444,6 +523,15 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
         mem = zs_image_memory(p->image);
     for (uint32_t i = 0; i < s->nframes; i++) {
         zs_frame_info fi;
+        if (rd->format_version >= 3 && zs_frame_is_native(&s->frames[i])) {
+            int native_unresolved;
+            int64_t l = native_location(prof, p, s->frames[i].stmt, &native_unresolved);
+            if (l < 0)
+                return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
+            unresolved |= native_unresolved;
+            locs[i] = (uint32_t)l;
+            continue;
+        }
         if (rd->format_version >= 2 && zs_frame_is_native(&s->frames[i])) {
             fi = native_frame(p, s->frames[i].stmt);
         } else if (p && p->has_layout) {
@@ -492,6 +580,8 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_EVENT: note_event(rd, rec); return 0;
     case ZS_REC_TRAILER: return 0;
     case ZS_REC_SYMBOL: return add_symbol(rd, rec, err);
+    case ZS_REC_MODULE: return add_module(rd, rec, err);
+    case ZS_REC_LOCATION: return add_location(rd, rec, err);
     }
     return 0; /* record types of later versions: nothing to do */
 }
@@ -671,6 +761,12 @@ void conv_read_close(conv_reading *rd)
         for (size_t k = 0; k < rd->procs[i].nsymbols; k++)
             free(rd->procs[i].symbols[k]);
         free(rd->procs[i].symbols);
+        for (size_t k = 0; k < rd->procs[i].nmodules; k++) {
+            free((char *)rd->procs[i].modules[k].build_id);
+            free((char *)rd->procs[i].modules[k].path);
+        }
+        free(rd->procs[i].modules);
+        free(rd->procs[i].locations);
         for (size_t k = 0; k < rd->procs[i].nfuncs; k++)
             if (rd->procs[i].funcs[k].readable)
                 zs_func_info_free(&rd->procs[i].funcs[k].info);

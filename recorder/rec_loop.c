@@ -47,16 +47,23 @@ static void say_native_broken(session *s, slot *sl)
     }
 }
 
-/* A marker frame's symbol in the recording (id < 0: none). */
-static int name_marker(session *s, slot *sl, int64_t id, zs_error *err)
+/* A marker frame's location in the recording (id < 0: none), *id
+ * becoming what the recording calls it. */
+static int name_marker(session *s, slot *sl, int64_t *id, zs_error *err)
 {
-    return id < 0 ? 0 : rec_output_symbol(s->out, sl->target.pid, (uint64_t)id,
-                                          rec_native_name(sl->native, (uint64_t)id), err);
+    uint64_t file_id;
+    if (*id < 0)
+        return 0;
+    if (rec_output_native(s->out, sl->target.pid, sl->native, (uint64_t)*id, &file_id, err))
+        return -1;
+    *id = (int64_t)file_id;
+    return 0;
 }
 
 /* The stack of a sample whose unwind came back (m > 0 frames in
- * s->natives) or failed (m <= 0): its native frames named in the recording
- * (each once) and the script frames put in their places. */
+ * s->natives) or failed (m <= 0): its native frames written to the
+ * recording as locations (each once, with their symbols and modules; their
+ * ids become the recording's) and the script frames put in their places. */
 static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t nscript, int cut,
                                   ssize_t m, unsigned marks, size_t *n, zs_error *err)
 {
@@ -68,8 +75,8 @@ static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t
         return script;
     }
     for (ssize_t i = 0; i < m; i++)
-        if (rec_output_symbol(s->out, sl->target.pid, s->natives[i].id,
-                              rec_native_name(sl->native, s->natives[i].id), err))
+        if (rec_output_native(s->out, sl->target.pid, sl->native, s->natives[i].id,
+                              &s->natives[i].id, err))
             return NULL;
     /* A script frame with a null Func would read as native: never write one. */
     for (size_t i = 0; i < nscript; i++)
@@ -80,7 +87,7 @@ static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t
         where.truncated = REC_NATIVE_TRUNCATED_ID;
     if (marks & REC_NATIVE_ON_FIBER)
         where.fiber = REC_NATIVE_FIBER_ID;
-    if (name_marker(s, sl, where.truncated, err) || name_marker(s, sl, where.fiber, err))
+    if (name_marker(s, sl, &where.truncated, err) || name_marker(s, sl, &where.fiber, err))
         return NULL;
     int mismatch;
     *n = rec_mixed_stack(script, nscript, cut, s->natives, (size_t)m, where, s->mixed,

@@ -13,7 +13,7 @@
 #include "zs_format.h"
 
 typedef struct rec_mixed_native {
-    uint64_t id; /* symbol id */
+    uint64_t id; /* location id (rec_native.h) */
     int entry;   /* an interpreter activation (rec_mixed_is_entry) */
 } rec_mixed_native;
 
@@ -21,7 +21,7 @@ typedef struct rec_mixed_native {
 int rec_mixed_is_entry(const char *name);
 
 /* A native stack that does not run from the thread's entry: the marker
- * frame (a symbol id) it starts at, -1 when not so. */
+ * frame (a location id) it starts at, -1 when not so. */
 typedef struct rec_mixed_cut {
     int64_t truncated; /* deeper than the copy: its outermost frames missing */
     int64_t fiber;     /* a Spicy fiber's stack, from the fiber's entry on */

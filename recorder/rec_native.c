@@ -24,7 +24,7 @@
 
 /* How long an answer may take: the first unwind after a module list parses
  * the modules' unwind tables, a zeek binary's among them. */
-enum { ANSWER_MS = 3000, MAX_SYMBOLS = 1 << 20 };
+enum { ANSWER_MS = 3000, MAX_SYMBOLS = 1 << 20, MAX_MODULES = 1 << 16, MAX_LOCATIONS = 1 << 22 };
 
 struct rec_native {
     pid_t pid;
@@ -39,6 +39,11 @@ struct rec_native {
     char **names;
     uint8_t *entry;
     size_t nnames;
+    /* Modules and locations by id, as the unwinder sent them. */
+    rec_native_module *modules;
+    size_t nmodules;
+    rec_native_location *locations;
+    size_t nlocations, locations_cap;
     uint64_t last_refresh_ns;
     unsigned refreshes;
     unsigned outstanding; /* unwinds asked for, not answered yet */
@@ -290,6 +295,10 @@ void rec_native_free(rec_native *n)
         free(n->names[i]);
     free(n->names);
     free(n->entry);
+    for (size_t i = 0; i < n->nmodules; i++)
+        free(n->modules[i].path);
+    free(n->modules);
+    free(n->locations);
     free(n);
 }
 
@@ -365,6 +374,60 @@ static int add_name(rec_native *n, const rec_unwind_head *h, size_t len)
     return 0;
 }
 
+/* A module the unwinder sent: in order, a range, lengths that add up, a
+ * path with no NUL. */
+static int add_module(rec_native *n, const rec_unwind_head *h, size_t len)
+{
+    rec_unwind_module m;
+    const uint8_t *p = n->msg + sizeof *h;
+    if (h->arg != n->nmodules || n->nmodules >= MAX_MODULES || len < sizeof m)
+        return give_up(n, "the unwinder sent a module out of order"), -1;
+    memcpy(&m, p, sizeof m);
+    if (m.start >= m.end || m.build_id_len > UW_MAX_BUILD_ID || m.path_len == 0 ||
+        m.path_len > UW_MAX_PATH || len != sizeof m + m.build_id_len + m.path_len ||
+        memchr(p + sizeof m + m.build_id_len, '\0', m.path_len))
+        return give_up(n, "the unwinder sent a module out of bounds"), -1;
+    rec_native_module *more = realloc(n->modules, (n->nmodules + 1) * sizeof *more);
+    if (more)
+        n->modules = more;
+    char *path = more ? strndup((const char *)p + sizeof m + m.build_id_len, m.path_len) : NULL;
+    if (!path)
+        return give_up(n, "out of memory for native modules"), -1;
+    rec_native_module *mod = &n->modules[n->nmodules++];
+    *mod = (rec_native_module){m.start, m.end, m.file_offset, "", path};
+    static const char hex[] = "0123456789abcdef";
+    for (uint32_t i = 0; i < m.build_id_len; i++) {
+        mod->build_id[2 * i] = hex[p[sizeof m + i] >> 4];
+        mod->build_id[2 * i + 1] = hex[p[sizeof m + i] & 15];
+    }
+    mod->build_id[2 * m.build_id_len] = '\0';
+    return 0;
+}
+
+/* A location the unwinder sent: in order, of a symbol and module it sent
+ * before, within that module's range. */
+static int add_location(rec_native *n, const rec_unwind_head *h, size_t len)
+{
+    rec_unwind_location l;
+    if (h->arg != n->nlocations || n->nlocations >= MAX_LOCATIONS || len != sizeof l)
+        return give_up(n, "the unwinder sent a location out of order"), -1;
+    memcpy(&l, n->msg + sizeof *h, sizeof l);
+    const rec_native_module *m = l.module && l.module <= n->nmodules ? &n->modules[l.module - 1] : NULL;
+    if (l.symbol >= n->nnames || l.module > n->nmodules ||
+        (m && (l.address < m->start || l.address >= m->end)))
+        return give_up(n, "the unwinder sent a location out of bounds"), -1;
+    if (n->nlocations == n->locations_cap) {
+        size_t cap = n->locations_cap ? 2 * n->locations_cap : 1024;
+        rec_native_location *more = realloc(n->locations, cap * sizeof *more);
+        if (!more)
+            return give_up(n, "out of memory for native locations"), -1;
+        n->locations = more;
+        n->locations_cap = cap;
+    }
+    n->locations[n->nlocations++] = (rec_native_location){l.address, l.module, l.symbol};
+    return 0;
+}
+
 int rec_native_submit(rec_native *n)
 {
     if (n->sock < 0 || !n->stack_len)
@@ -391,11 +454,11 @@ static ssize_t take_result(rec_native *n, const rec_unwind_head *h, size_t len,
     size_t m = h->arg < max ? h->arg : max;
     for (size_t i = 0; i < m; i++) {
         uint32_t id = ids[1 + h->arg - 1 - i]; /* innermost first from the unwinder */
-        if (id >= n->nnames) {
-            give_up(n, "the unwinder's answer named no known symbol");
+        if (id >= n->nlocations) {
+            give_up(n, "the unwinder's answer named no known location");
             return -1;
         }
-        frames[i] = (rec_mixed_native){id, n->entry[id]};
+        frames[i] = (rec_mixed_native){id, n->entry[n->locations[id].symbol]};
     }
     uint32_t flags = ids[0];
     *marks = 0;
@@ -427,11 +490,14 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
             return wait ? -1 : REC_NATIVE_NOT_YET;
         if (len < 0)
             return -1;
-        if (h.type == UW_NAME) {
-            if (add_name(n, &h, (size_t)len))
-                return -1;
+        int added = h.type == UW_NAME       ? add_name(n, &h, (size_t)len)
+                    : h.type == UW_MODULE   ? add_module(n, &h, (size_t)len)
+                    : h.type == UW_LOCATION ? add_location(n, &h, (size_t)len)
+                                            : 1;
+        if (added < 0)
+            return -1;
+        if (added == 0)
             continue;
-        }
         if (h.type != UW_RESULT) {
             give_up(n, "the unwinder's answer was out of bounds");
             return -1;
@@ -445,6 +511,16 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
 const char *rec_native_name(const rec_native *n, uint64_t id)
 {
     return id < n->nnames ? n->names[id] : "[unknown]";
+}
+
+const rec_native_location *rec_native_location_of(const rec_native *n, uint64_t id)
+{
+    return id < n->nlocations ? &n->locations[id] : NULL;
+}
+
+const rec_native_module *rec_native_module_of(const rec_native *n, uint64_t id)
+{
+    return id < n->nmodules ? &n->modules[id] : NULL;
 }
 
 const char *rec_native_broken(const rec_native *n) { return n->broken; }

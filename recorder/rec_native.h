@@ -19,9 +19,24 @@
 enum {
     REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up */
     REC_NATIVE_MAX_FRAMES = 256,
-    REC_NATIVE_TRUNCATED_ID = 0, /* the symbol "[truncated]": a stack deeper than the copy */
-    REC_NATIVE_FIBER_ID = 1,     /* the symbol "[spicy fiber]": a stack that is a fiber's */
+    /* Location (and symbol) ids of the markers, in no module: */
+    REC_NATIVE_TRUNCATED_ID = 0, /* "[truncated]": a stack deeper than the copy */
+    REC_NATIVE_FIBER_ID = 1,     /* "[spicy fiber]": a stack that is a fiber's */
 };
+
+/* A module (mapped file) of the target, as the unwinder found it. */
+typedef struct rec_native_module {
+    uint64_t start, end, file_offset;
+    char build_id[2 * 64 + 1]; /* hex; "" when it has none */
+    char *path;
+} rec_native_module;
+
+/* One PC the unwinder met: its symbol, and its module when it has one. */
+typedef struct rec_native_location {
+    uint64_t address; /* in the target */
+    uint32_t module;  /* 0: none, else module id + 1 */
+    uint32_t symbol;
+} rec_native_location;
 
 /* What rec_native_unwind says of a stack besides its frames. */
 enum { REC_NATIVE_TRUNCATED = 1, REC_NATIVE_ON_FIBER = 2 };
@@ -47,7 +62,7 @@ int rec_native_submit(rec_native *n);
 enum { REC_NATIVE_NOT_YET = -2 };
 
 /* The answer to the oldest submitted capture: its frames, OUTERMOST first,
- * as symbol ids with their interpreter-entry flag (rec_mixed_is_entry).
+ * as location ids with their interpreter-entry flag (rec_mixed_is_entry).
  * *marks: REC_NATIVE_TRUNCATED when the unwind ran off the copy before the
  * outermost frame; REC_NATIVE_ON_FIBER when the stack is a Spicy fiber's
  * (the frames then start at the fiber's entry). Returns the count (0: the
@@ -57,11 +72,16 @@ enum { REC_NATIVE_NOT_YET = -2 };
 ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks,
                            int wait);
 
-/* The (mangled) name of a symbol id rec_native_unwind returned:
+/* The (mangled) name of a location's symbol id:
  * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module
  * does, and the markers' names for REC_NATIVE_TRUNCATED_ID and
  * REC_NATIVE_FIBER_ID. */
 const char *rec_native_name(const rec_native *n, uint64_t id);
+
+/* A location id rec_native_collect returned, and a module id of a
+ * location; NULL for an id it never gave. */
+const rec_native_location *rec_native_location_of(const rec_native *n, uint64_t id);
+const rec_native_module *rec_native_module_of(const rec_native *n, uint64_t id);
 
 /* Why the unwinder is gone (it crashed, hung or answered out of bounds),
  * or NULL while it works. */

@@ -21,11 +21,20 @@
 /* Never fill the disk: refuse to start a part with less free than this. */
 enum { MIN_FREE_BYTES = 64 << 20, MAX_PARTS_KEPT = 100000 };
 
+typedef struct id_map {
+    uint32_t *to; /* by the unwinder's id */
+    size_t cap;
+    uint32_t n;
+} id_map;
+
 typedef struct proc {
     const rec_target *target;
     rec_capture *capture; /* per part: each part carries its own snapshot */
     uint8_t *symbol_written; /* per part: SYMBOL records already in it, by id */
     size_t symbol_cap;
+    /* Per part: the part's id + 1 of each unwinder module and location
+     * written to it (0: not yet), and how many. */
+    id_map modules, locations;
 } proc;
 
 struct rec_output {
@@ -46,6 +55,29 @@ struct rec_output {
     proc *procs;
     size_t nprocs;
 };
+
+static void id_map_free(id_map *m)
+{
+    free(m->to);
+    *m = (id_map){0};
+}
+
+/* The slot of id, grown to hold it; NULL when out of memory. */
+static uint32_t *id_map_slot(id_map *m, uint64_t id)
+{
+    if (id >= m->cap) {
+        size_t cap = m->cap ? m->cap : 256;
+        while (cap <= id)
+            cap *= 2;
+        uint32_t *more = realloc(m->to, cap * sizeof *more);
+        if (!more)
+            return NULL;
+        memset(more + m->cap, 0, (cap - m->cap) * sizeof *more);
+        m->to = more;
+        m->cap = cap;
+    }
+    return &m->to[id];
+}
 
 static int rotating(const rec_output *o) { return o->c.rotate_bytes || o->c.rotate_seconds; }
 
@@ -150,6 +182,8 @@ static void drop_part_state(rec_output *o)
         free(o->procs[i].symbol_written);
         o->procs[i].symbol_written = NULL;
         o->procs[i].symbol_cap = 0;
+        id_map_free(&o->procs[i].modules);
+        id_map_free(&o->procs[i].locations);
     }
     rec_stacks_free(o->stacks);
     o->stacks = NULL;
@@ -204,6 +238,7 @@ int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err)
     p->target = t;
     p->symbol_written = NULL;
     p->symbol_cap = 0;
+    p->modules = p->locations = (id_map){0};
     if (!(p->capture = rec_capture_new(t->pid, &t->layout, o->writer)))
         return zs_fail(err, ZS_E_NOMEM, "capture");
     o->nprocs++;
@@ -217,6 +252,8 @@ void rec_output_drop_process(rec_output *o, pid_t pid)
             continue;
         rec_capture_free(o->procs[i].capture);
         free(o->procs[i].symbol_written);
+        id_map_free(&o->procs[i].modules);
+        id_map_free(&o->procs[i].locations);
         o->procs[i] = o->procs[--o->nprocs];
         return;
     }
@@ -230,11 +267,8 @@ static proc *find(rec_output *o, pid_t pid)
     return NULL;
 }
 
-int rec_output_symbol(rec_output *o, pid_t pid, uint64_t id, const char *name, zs_error *err)
+static int write_symbol(rec_output *o, proc *p, uint64_t id, const char *name, zs_error *err)
 {
-    proc *p = find(o, pid);
-    if (!p)
-        return 0;
     if (id >= p->symbol_cap) {
         size_t cap = p->symbol_cap ? p->symbol_cap : 256;
         while (cap <= id)
@@ -249,7 +283,55 @@ int rec_output_symbol(rec_output *o, pid_t pid, uint64_t id, const char *name, z
     if (p->symbol_written[id])
         return 0;
     p->symbol_written[id] = 1;
-    return zs_writer_symbol(o->writer, (uint32_t)pid, id, name, err);
+    return zs_writer_symbol(o->writer, (uint32_t)p->target->pid, id, name, err);
+}
+
+/* The part's id of unwinder module id (written now if new). */
+static int write_module(rec_output *o, proc *p, const rec_native *n, uint32_t id, uint64_t *file_id,
+                        zs_error *err)
+{
+    const rec_native_module *m = rec_native_module_of(n, id);
+    uint32_t *slot = id_map_slot(&p->modules, id);
+    if (!slot || !m)
+        return zs_fail(err, ZS_E_NOMEM, "module table");
+    if (!*slot) {
+        zs_module rec = {p->modules.n, m->build_id, m->path, m->start, m->end, m->file_offset};
+        if (zs_writer_module(o->writer, (uint32_t)p->target->pid, &rec, err))
+            return -1;
+        *slot = ++p->modules.n;
+    }
+    *file_id = *slot - 1;
+    return 0;
+}
+
+int rec_output_native(rec_output *o, pid_t pid, const rec_native *n, uint64_t id,
+                      uint64_t *file_id, zs_error *err)
+{
+    proc *p = find(o, pid);
+    const rec_native_location *l = rec_native_location_of(n, id);
+    *file_id = id;
+    if (!p || !l)
+        return 0;
+    uint32_t *slot = id_map_slot(&p->locations, id);
+    if (!slot)
+        return zs_fail(err, ZS_E_NOMEM, "location table");
+    if (!*slot) {
+        zs_native_location rec = {p->locations.n, 0, l->address, l->symbol};
+        uint64_t module = 0;
+        if (write_symbol(o, p, l->symbol, rec_native_name(n, l->symbol), err))
+            return -1;
+        if (l->module) {
+            if (write_module(o, p, n, l->module - 1, &module, err))
+                return -1;
+            rec.module = module + 1;
+            rec.address -= rec_native_module_of(n, l->module - 1)->start; /* within it: checked */
+        }
+        if (zs_writer_location(o->writer, (uint32_t)pid, &rec, err))
+            return -1;
+        *slot = ++p->locations.n;
+    }
+    *file_id = *slot - 1;
+    return 0;
 }
 
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,

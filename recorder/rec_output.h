@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rec_native.h"
 #include "rec_target.h"
 #include "zs_error.h"
 #include "zs_format.h"
@@ -33,9 +34,12 @@ rec_output *rec_output_open(const rec_output_config *c, uint64_t start_ns, pid_t
 /* t must live until rec_output_drop_process or close. */
 int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err);
 void rec_output_drop_process(rec_output *o, pid_t pid);
-/* A native function's name, written once per part before the first stack
- * that uses its id. */
-int rec_output_symbol(rec_output *o, pid_t pid, uint64_t id, const char *name, zs_error *err);
+/* A native frame: the location id n gave it, written with its symbol and
+ * module once per part before the first stack that uses it. *file_id is
+ * what the part's stacks call it (ids are dense per part, in the order
+ * first used). */
+int rec_output_native(rec_output *o, pid_t pid, const rec_native *n, uint64_t id,
+                      uint64_t *file_id, zs_error *err);
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
                       zs_error *err);
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,

@@ -16,11 +16,32 @@ enum rec_unwind_msg_type {
     UW_UNWIND,     /* arg: stack bytes; payload: user_regs_struct, then the stack */
     /* unwinder -> recorder */
     UW_NAME,       /* arg: the next symbol id; payload: its name */
-    UW_RESULT,     /* arg: frames; payload: uint32 flags, then uint32 ids, innermost first */
+    UW_RESULT,     /* arg: frames; payload: uint32 flags, then uint32 location ids,
+                      innermost first */
+    UW_MODULE,     /* arg: the next module id; payload: rec_unwind_module, then
+                      build_id_len raw bytes, then path_len bytes of path */
+    UW_LOCATION,   /* arg: the next location id; payload: rec_unwind_location */
 };
+
+/* A module, sent before the first location in it. */
+typedef struct rec_unwind_module {
+    uint64_t start, end;  /* the range it is mapped at */
+    uint64_t file_offset; /* of the mapping at start */
+    uint32_t build_id_len, path_len;
+} rec_unwind_module;
+
+/* A PC, sent before the first result holding it; its symbol and module
+ * sent before it. */
+typedef struct rec_unwind_location {
+    uint64_t address; /* the PC, in the target */
+    uint32_t module;  /* 0: none, else module id + 1 */
+    uint32_t symbol;
+} rec_unwind_location;
 
 enum {
     UW_MAX_NAME = 1024,           /* longer names are cut */
+    UW_MAX_PATH = 4096,           /* a module's path (ZS_MAX_MODULE_PATH) */
+    UW_MAX_BUILD_ID = 64,         /* bytes */
     UW_MAPS_PART = 32 << 10,
     UW_MAX_MAPS = 4 << 20,        /* more /proc/PID/maps than any zeek has */
     UW_MAX_FRAMES = 256,

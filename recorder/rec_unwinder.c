@@ -38,11 +38,34 @@ typedef struct code_range {
     uint64_t start, end;
 } code_range;
 
+/* Where each file mapping starts and which file offset it maps: a
+ * module's file offset is its first mapping's. */
+typedef struct file_map {
+    uint64_t start, offset;
+} file_map;
+
+/* A module as sent to the recorder: one id per (path, range), across
+ * module lists (a module list made anew keeps the ids of what stayed). */
+typedef struct sent_module {
+    uint64_t start, end;
+    char *path;
+} sent_module;
+
+/* What a PC was sent as. */
+typedef struct pc_entry {
+    uint32_t location, symbol;
+} pc_entry;
+
 typedef struct unwinder {
     int sock;
     Dwfl *dwfl;
     code_range *code;
     size_t ncode;
+    file_map *file_maps;
+    size_t nfile_maps;
+    sent_module *modules;
+    size_t nmodules;
+    uint32_t nlocations; /* sent so far: the next location's id */
     file_table pending; /* received since the last module list */
     char *maps;
     size_t maps_len;
@@ -53,9 +76,9 @@ typedef struct unwinder {
     int beyond_copy;
     uint64_t pcs[UW_MAX_FRAMES];
     size_t npcs;
-    /* PC -> symbol id: the PCs named since the last module list. */
+    /* PC -> location: the PCs named since the last module list. */
     zs_intern by_pc;
-    uint32_t *pc_symbol; /* by the PC's entry in by_pc */
+    pc_entry *pc_loc; /* by the PC's entry in by_pc */
     size_t npc, pc_cap;
     /* Symbols: names are sent once, ids in the order they were sent. */
     zs_intern by_name;
@@ -135,20 +158,35 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 };
 
 /* The executable mappings of files (and the vdso) in the module list. */
+static void add_file_map(unwinder *u, uint64_t start, uint64_t offset, size_t *cap)
+{
+    if (u->nfile_maps == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        file_map *more = realloc(u->file_maps, *cap * sizeof *more);
+        if (!more)
+            _exit(4);
+        u->file_maps = more;
+    }
+    u->file_maps[u->nfile_maps++] = (file_map){start, offset};
+}
+
 static void find_code(unwinder *u)
 {
     u->ncode = 0;
-    size_t cap = 0;
+    u->nfile_maps = 0;
+    size_t cap = 0, maps_cap = 0;
     for (const char *line = u->maps; line && line < u->maps + u->maps_len;) {
         const char *eol = memchr(line, '\n', (size_t)(u->maps + u->maps_len - line));
         size_t len = eol ? (size_t)(eol - line) : (size_t)(u->maps + u->maps_len - line);
         char buf[512];
         snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
-        unsigned long long start, end;
+        unsigned long long start, end, offset;
         char perms[8];
         int name_at = 0;
-        if (sscanf(buf, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &name_at) == 3 &&
-            name_at && perms[2] == 'x' && (buf[name_at] == '/' || !strcmp(buf + name_at, "[vdso]"))) {
+        if (sscanf(buf, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &name_at) == 4 &&
+            name_at && buf[name_at] == '/')
+            add_file_map(u, start, offset, &maps_cap);
+        if (name_at && perms[2] == 'x' && (buf[name_at] == '/' || !strcmp(buf + name_at, "[vdso]"))) {
             if (u->ncode == cap) {
                 cap = cap ? 2 * cap : 64;
                 code_range *more = realloc(u->code, cap * sizeof *more);
@@ -213,6 +251,14 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return u->npcs < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+static uint64_t file_offset_at(const unwinder *u, uint64_t start)
+{
+    for (size_t i = 0; i < u->nfile_maps; i++)
+        if (u->file_maps[i].start == start)
+            return u->file_maps[i].offset;
+    return 0;
+}
+
 /* The name of pc: its symbol, or its module and offset. */
 static char *name_of(unwinder *u, uint64_t pc)
 {
@@ -240,6 +286,60 @@ static void send_or_exit(int sock, const rec_unwind_head *h, const void *payload
     while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0)
         if (errno != EINTR)
             _exit(0); /* the recorder is gone */
+}
+
+/* The module id of mod, sent to the recorder the first time (its range,
+ * its first mapping's file offset, its build-id, its path). -1 when out
+ * of memory. */
+static int64_t module_id(unwinder *u, Dwfl_Module *mod)
+{
+    Dwarf_Addr start, end;
+    const char *path = dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL);
+    if (!path || !*path || start >= end)
+        return -2; /* nothing a recorder could use: the frame goes without */
+    size_t path_len = strnlen(path, UW_MAX_PATH + 1);
+    if (path_len > UW_MAX_PATH)
+        return -2;
+    for (size_t i = 0; i < u->nmodules; i++)
+        if (u->modules[i].start == start && u->modules[i].end == end &&
+            !strcmp(u->modules[i].path, path))
+            return (int64_t)i;
+    sent_module *more = realloc(u->modules, (u->nmodules + 1) * sizeof *more);
+    if (!more)
+        return -1;
+    u->modules = more;
+    char *copy = strdup(path);
+    if (!copy)
+        return -1;
+    u->modules[u->nmodules] = (sent_module){start, end, copy};
+    /* The build-id note is read from the file: its Elf must be open. */
+    Dwarf_Addr bias;
+    dwfl_module_getelf(mod, &bias);
+    const unsigned char *bits = NULL;
+    GElf_Addr note_at;
+    int bits_len = dwfl_module_build_id(mod, &bits, &note_at);
+    if (bits_len < 0 || bits_len > UW_MAX_BUILD_ID || !bits)
+        bits_len = 0;
+    uint8_t msg[sizeof(rec_unwind_module) + UW_MAX_BUILD_ID + UW_MAX_PATH];
+    rec_unwind_module m = {start, end, file_offset_at(u, start), (uint32_t)bits_len,
+                           (uint32_t)path_len};
+    memcpy(msg, &m, sizeof m);
+    if (bits_len)
+        memcpy(msg + sizeof m, bits, (size_t)bits_len);
+    memcpy(msg + sizeof m + bits_len, path, path_len);
+    rec_unwind_head head = {UW_MODULE, (uint32_t)u->nmodules};
+    send_or_exit(u->sock, &head, msg, sizeof m + (size_t)bits_len + path_len);
+    return (int64_t)u->nmodules++;
+}
+
+/* Sends the next location: pc in module (0: none, else id + 1) named by
+ * symbol. */
+static uint32_t send_location(unwinder *u, uint64_t pc, uint32_t module, uint32_t symbol)
+{
+    rec_unwind_location l = {pc, module, symbol};
+    rec_unwind_head head = {UW_LOCATION, u->nlocations};
+    send_or_exit(u->sock, &head, &l, sizeof l);
+    return u->nlocations++;
 }
 
 static int same_name(const void *ctx, uint32_t id, const void *key)
@@ -273,30 +373,35 @@ static int64_t name_id(unwinder *u, char *name)
     return (int64_t)u->nnames++;
 }
 
-/* The symbol id of pc, worked out once per PC (several PCs share a
- * symbol). -1 when out of memory. */
-static int64_t symbol(unwinder *u, uint64_t pc)
+/* The location of pc, worked out once per PC: its symbol and module are
+ * sent before it, each once. NULL when out of memory. */
+static const pc_entry *location(unwinder *u, uint64_t pc)
 {
     uint64_t h = zs_mix64(pc); /* a bijection: the hash is the key */
     int64_t known = zs_intern_find(&u->by_pc, h, NULL, NULL, NULL);
     if (known >= 0)
-        return u->pc_symbol[known];
+        return &u->pc_loc[known];
     char *name = name_of(u, pc);
     int64_t id = name ? name_id(u, name) : -1;
     if (id < 0)
-        return -1;
+        return NULL;
+    Dwfl_Module *mod = u->dwfl && in_code(u, pc) ? dwfl_addrmodule(u->dwfl, pc) : NULL;
+    int64_t module = mod ? module_id(u, mod) : -2;
+    if (module == -1)
+        return NULL;
     if (u->npc == u->pc_cap) {
         size_t cap = u->pc_cap ? 2 * u->pc_cap : 1024;
-        uint32_t *more = realloc(u->pc_symbol, cap * sizeof *more);
+        pc_entry *more = realloc(u->pc_loc, cap * sizeof *more);
         if (!more)
-            return -1;
-        u->pc_symbol = more;
+            return NULL;
+        u->pc_loc = more;
         u->pc_cap = cap;
     }
     if (zs_intern_add(&u->by_pc, h, (uint32_t)u->npc))
-        return -1;
-    u->pc_symbol[u->npc++] = (uint32_t)id;
-    return id;
+        return NULL;
+    uint32_t in = module >= 0 ? (uint32_t)module + 1 : 0;
+    u->pc_loc[u->npc] = (pc_entry){send_location(u, pc, in, (uint32_t)id), (uint32_t)id};
+    return &u->pc_loc[u->npc++];
 }
 
 /* Where HILTI's runtime enters a fiber (Spicy parsers run on fibers with
@@ -319,11 +424,11 @@ static void unwind(unwinder *u)
     for (size_t i = 0; i < u->npcs; i++) {
         if (!in_code(u, u->pcs[i]) || !dwfl_addrmodule(u->dwfl, u->pcs[i]))
             flags |= UW_OUTSIDE_MODULES;
-        int64_t id = symbol(u, u->pcs[i]);
-        if (id < 0)
+        const pc_entry *at = location(u, u->pcs[i]);
+        if (!at)
             _exit(4); /* out of memory: the recorder carries on without */
-        out[1 + n++] = (uint32_t)id;
-        if (is_fiber_entry(u->names[id])) {
+        out[1 + n++] = at->location;
+        if (is_fiber_entry(u->names[at->symbol])) {
             flags |= UW_ON_FIBER; /* what lies beyond is not zeek's stack */
             break;
         }
@@ -429,12 +534,12 @@ void rec_unwinder_main(int sock)
     uint8_t *buf = malloc(UW_MAX_MSG);
     if (!buf)
         _exit(4);
-    /* The markers' names come first (REC_NATIVE_TRUNCATED_ID,
-     * REC_NATIVE_FIBER_ID). */
+    /* The markers' names and locations come first (REC_NATIVE_TRUNCATED_ID,
+     * REC_NATIVE_FIBER_ID): in no module, at no address. */
     static const char *const markers[] = {"[truncated]", "[spicy fiber]"};
     for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++) {
         char *name = strdup(markers[i]);
-        if (!name || name_id(&u, name) != (int64_t)i)
+        if (!name || name_id(&u, name) != (int64_t)i || send_location(&u, 0, 0, (uint32_t)i) != i)
             _exit(4);
     }
     unsigned long samples = 0;

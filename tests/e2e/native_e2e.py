@@ -15,7 +15,12 @@ folded output:
     within 3 points, and every script function's share (its samples as the
     innermost script frame) is within 3 points of the double's truth;
   - unwinds that failed or did not match the script frames stay under 1 %;
-  - the stripped build gives the same native names as the DWARF one.
+  - the stripped build gives the same native names as the DWARF one;
+  - in the pprof profile, read back by the real `go tool pprof -raw`, the
+    Mappings include the double's executable with the build-id of its ELF
+    note (as `readelf -n` shows it), every native location in a mapping has
+    a non-zero address inside it, and the BiF's C++ chain sits in the
+    double's mapping under the same names.
 """
 import os
 import re
@@ -106,6 +111,70 @@ def check(label, gen, stacks, truth_path, unwound, failed, mismatched):
     return {f for frames, _ in stacks for f in frames if f not in script_names}
 
 
+def elf_build_id(path):
+    r = e2e.run(["readelf", "-n", path])
+    m = re.search(r"Build ID: ([0-9a-f]+)", r.stdout)
+    if not m:
+        e2e.fail("readelf -n %s: no build-id" % path)
+    return m.group(1)
+
+
+def raw_profile(env, rec):
+    """The Mappings ({id: (start, limit, file, build_id)}) and Locations
+    ([(address, mapping id or None, name)]) of rec's pprof profile, as
+    `go tool pprof -raw` lists them."""
+    prof = env.path("native.pb.gz")
+    r = e2e.run([env.convert, "--no-cache", "-o", prof, rec])
+    if r.returncode != 0:
+        e2e.fail("convert to pprof: " + r.stderr)
+    raw = e2e.run(["go", "tool", "pprof", "-raw", prof])
+    if raw.returncode != 0:
+        e2e.fail("go tool pprof -raw: " + raw.stderr)
+    section, mappings, locations = None, {}, []
+    for line in raw.stdout.splitlines():
+        if line in ("Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Mappings":
+            m = re.match(r"\s*(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x[0-9a-f]+ (\S+) ?(\S*)", line)
+            if m:
+                mappings[int(m.group(1))] = (int(m.group(2), 16), int(m.group(3), 16), m.group(4),
+                                             m.group(5) if m.group(5) != "[FN]" else "")
+        elif section == "Locations":
+            m = re.match(r"\s*\d+: 0x([0-9a-f]+)(?: M=(\d+))? (.*)$", line)
+            if m:
+                locations.append((int(m.group(1), 16), int(m.group(2)) if m.group(2) else None,
+                                  m.group(3)))
+    return mappings, locations
+
+
+def check_mappings(label, env, gen):
+    """pprof's view of the recording just made: mappings, addresses, names."""
+    mappings, locations = raw_profile(env, env.path("native.zspy"))
+    exe = os.path.realpath(env.target)
+    want = elf_build_id(exe)
+    mine = [i for i, m in mappings.items() if m[2] == exe]
+    if not mine or any(mappings[i][3] != want for i in mine):
+        e2e.fail("%s: no mapping of %s with build-id %s: %s" % (label, exe, want, mappings))
+    in_exe = set()
+    for address, mapping, name in locations:
+        if mapping is None:
+            continue
+        start, limit = mappings[mapping][:2]
+        if not address or not start <= address < limit:
+            e2e.fail("%s: location %#x (%s) outside its mapping %d %#x-%#x"
+                     % (label, address, name, mapping, start, limit))
+        if mapping in mine:
+            in_exe.add(name)
+    for c in CHAIN[gen]:
+        if not any(n.startswith(c.split("(")[0] + " ") or ("(%s)" % c) in n for n in in_exe):
+            e2e.fail("%s: %s not among the locations in %s's mapping: %s"
+                     % (label, c, exe, sorted(in_exe)))
+    print("  %s: %d mappings, %s's build-id %s, %d native locations in their mappings"
+          % (label, len(mappings), os.path.basename(exe), want,
+             sum(1 for _, m, _ in locations if m is not None)))
+
+
 def check_fiber(label, stacks):
     """Samples on the Spicy-like fiber start at the [spicy fiber] marker,
     then HILTI's fiber entry and the parser: never under main, never
@@ -171,6 +240,7 @@ def main():
             env = e2e.Env(build, gen, stripped)
             label = "Zeek %s double%s" % (gen, ", stripped" if stripped else "")
             names[stripped] = check(label, gen, *record(env, gen))
+            check_mappings(label, env, gen)
         for c in CHAIN[gen]:
             if c not in names[True] or c not in names[False]:
                 e2e.fail("Zeek %s: %s missing (DWARF %s, stripped %s)"

@@ -95,15 +95,23 @@ static int str_eq(const char *a, const char *b)
 static int profiles_equal(const conv_profile *a, const conv_profile *b)
 {
     if (!a || !b || a->nfunctions != b->nfunctions || a->nlocations != b->nlocations ||
-        a->nstacks != b->nstacks)
+        a->nstacks != b->nstacks || a->nmappings != b->nmappings)
         return 0;
+    for (size_t i = 0; i < a->nmappings; i++) {
+        const conv_mapping *x = &a->mappings[i], *y = &b->mappings[i];
+        if (x->start != y->start || x->limit != y->limit || x->file_offset != y->file_offset ||
+            !str_eq(x->file, y->file) || !str_eq(x->build_id, y->build_id))
+            return 0;
+    }
     for (size_t i = 0; i < a->nfunctions; i++)
         if (!str_eq(a->functions[i].name, b->functions[i].name) ||
             !str_eq(a->functions[i].file, b->functions[i].file) ||
             a->functions[i].start_line != b->functions[i].start_line)
             return 0;
     for (size_t i = 0; i < a->nlocations; i++)
-        if (a->locations[i].function != b->locations[i].function || a->locations[i].line != b->locations[i].line)
+        if (a->locations[i].function != b->locations[i].function || a->locations[i].line != b->locations[i].line ||
+            a->locations[i].mapping != b->locations[i].mapping ||
+            a->locations[i].address != b->locations[i].address)
             return 0;
     for (size_t i = 0; i < a->nstacks; i++) {
         const conv_stack *x = &a->stacks[i], *y = &b->stacks[i];
@@ -311,7 +319,7 @@ static void test_round_trip(void)
     CHECK(sql_int(path, "SELECT count(*) FROM functions") == (long long)(p2->nfunctions + p3->nfunctions));
     CHECK(sql_int(path, "SELECT count(*) FROM locations") == (long long)(p2->nlocations + p3->nlocations));
     CHECK(sql_int(path, "SELECT count(*) FROM stacks") == (long long)(p2->nstacks + p3->nstacks));
-    CHECK(sql_int(path, "PRAGMA user_version") == 2);
+    CHECK(sql_int(path, "PRAGMA user_version") == 3);
     conv_cache_close(c);
 
     /* Survives closing, in WAL mode. */
@@ -494,7 +502,7 @@ static void test_newer_version_set_aside(void)
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "schema version 99");
     CHECK(sql_int(set_aside_file(path_in("newer")), "PRAGMA user_version") == 99);
-    CHECK(sql_int(path, "PRAGMA user_version") == 2);
+    CHECK(sql_int(path, "PRAGMA user_version") == 3);
     conv_profile *p = make_profile(21, 20, 50);
     CHECK(c && conv_cache_store(c, "k", p, &err) == 0);
     CHECK(c && loads_as(c, "k", p));
@@ -808,7 +816,7 @@ static void test_migration_from_v1(void)
     CHECK(c != NULL);
     if (!c)
         return;
-    CHECK(sql_int(path, "PRAGMA user_version") == 2);
+    CHECK(sql_int(path, "PRAGMA user_version") == 3);
     conv_profile *p = make_profile(7, 12, 40);
     int64_t proc = conv_profile_process(p, "sensor-2", 99, "worker-3");
     uint32_t loc = 0;
@@ -816,6 +824,43 @@ static void test_migration_from_v1(void)
     CHECK(conv_cache_store(c, "migrated:1", p, &err) == 0);
     CHECK(loads_as(c, "migrated:1", p));
     CHECK(sql_int(path, "SELECT count(*) FROM processes WHERE node = 'worker-3'") == 1);
+    conv_profile_free(p);
+    conv_cache_close(c);
+}
+
+/* A cache of schema version 2 (before native mappings) is migrated to
+ * version 3 and stores a profile with mappings and native addresses,
+ * high addresses included (int64 bit patterns). */
+static void test_migration_from_v2(void)
+{
+    zs_error err = {0};
+    const char *path = path_in("v2/cache.sqlite");
+    mkdir(path_in("v2"), 0700);
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, CACHE_SCHEMA_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, CACHE_MIGRATION2_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+
+    conv_cache *c = conv_cache_open(path, NULL, &err);
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    CHECK(sql_int(path, "PRAGMA user_version") == 3);
+    conv_profile *p = make_profile(3, 5, 10);
+    int64_t f = conv_profile_function(p, "zeek::detail::hash_update(long)", "[native]", 0);
+    int64_t m = conv_profile_mapping(p, 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0x1000,
+                                     "/usr/local/zeek/bin/zeek", "addc57a744a940e2");
+    int64_t l = f < 0 || m < 0 ? -1
+                               : conv_profile_native_location(p, (uint32_t)f, (uint32_t)m + 1,
+                                                              0xffffffffff600abcULL);
+    int64_t proc = conv_profile_process(p, "sensor-2", 99, "");
+    uint32_t loc = (uint32_t)l;
+    CHECK(l >= 0 && proc >= 0 && conv_profile_add_process_stack(p, (uint32_t)proc, &loc, 1, 5) == 0);
+    CHECK(conv_cache_store(c, "migrated:2", p, &err) == 0);
+    CHECK(loads_as(c, "migrated:2", p));
+    CHECK(sql_int(path, "SELECT count(*) FROM mappings") == 1);
     conv_profile_free(p);
     conv_cache_close(c);
 }
@@ -867,6 +912,7 @@ int main(void)
     test_two_openers_one_set_aside();
     test_killed_writer();
     test_migration_from_v1();
+    test_migration_from_v2();
     test_load_speed();
     if (!check_failures)
         remove_tree(tmp);

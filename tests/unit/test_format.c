@@ -74,6 +74,8 @@ typedef struct expected {
     const uint8_t *bytes;
     size_t len;
     const char *message;
+    const zs_module *mod;
+    const zs_native_location *loc;
 } expected;
 
 enum { MAX_EXPECTED = 64 };
@@ -203,6 +205,28 @@ static int write_script(const char *path, int every_record, script *s)
     ADD(.type = ZS_REC_SYMBOL, .pid = 4242, .a = 70000, .message = "_ZN4zeek8EventMgr5DrainEv");
     STEP(zs_writer_symbol(w, 4242, 70000, "_ZN4zeek8EventMgr5DrainEv", &err));
 
+    /* Modules and native locations (format 3): ids dense per process. */
+    static const zs_module mods[] = {
+        {0, "2f1e0c9a", "/usr/local/zeek/bin/zeek", 0x55d4c3a00000, 0x55d4c5000000, 0},
+        {1, "", "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000028000, 0x7f00001b0000, 0x28000},
+    };
+    static const zs_native_location locs[] = {
+        {0, 0, 0, 0},                  /* a marker: no module */
+        {1, 1, 0x1234, 70000},         /* in the zeek executable */
+        {2, 2, 0x187fff, 3},           /* the last byte of libc's range */
+    };
+    for (size_t i = 0; i < 2; i++) {
+        ADD(.type = ZS_REC_MODULE, .pid = 4242, .mod = &mods[i]);
+        STEP(zs_writer_module(w, 4242, &mods[i], &err));
+    }
+    for (size_t i = 0; i < 3; i++) {
+        ADD(.type = ZS_REC_LOCATION, .pid = 4242, .loc = &locs[i]);
+        STEP(zs_writer_location(w, 4242, &locs[i], &err));
+    }
+    /* Another process counts its ids from 0. */
+    ADD(.type = ZS_REC_MODULE, .pid = 7, .mod = &mods[0]);
+    STEP(zs_writer_module(w, 7, &mods[0], &err));
+
     ADD(.type = ZS_REC_TRAILER, .a = 7, .b = 3, .c = (1ULL << 40) + 127);
     rc |= zs_writer_close(w, 7, 3, (1ULL << 40) + 127, &err);
 #undef ADD
@@ -249,6 +273,14 @@ static int matches(const zs_record *r, const expected *e)
                r->nettime.network_time == (double)e->c / 4;
     case ZS_REC_SYMBOL:
         return r->symbol.pid == e->pid && r->symbol.id == e->a && !strcmp(r->symbol.name, e->message);
+    case ZS_REC_MODULE: {
+        const zs_module *m = &r->module.m;
+        return r->module.pid == e->pid && m->id == e->mod->id && !strcmp(m->build_id, e->mod->build_id) &&
+               !strcmp(m->path, e->mod->path) && m->start == e->mod->start && m->end == e->mod->end &&
+               m->file_offset == e->mod->file_offset;
+    }
+    case ZS_REC_LOCATION:
+        return r->location.pid == e->pid && !memcmp(&r->location.l, e->loc, sizeof *e->loc);
     }
     return 0;
 }
@@ -697,6 +729,93 @@ static void test_record_past_frame(void)
     zs_buf_free(&b);
 }
 
+/* A MODULE or LOCATION payload after a header; the reader must refuse it
+ * with want in its message and the frame's offset. */
+static void expect_bad_native(const char *name, const zs_buf *records, const char *want)
+{
+    zs_buf b = {0};
+    zs_error err;
+    preamble(&b, ZS_FORMAT_VERSION);
+    put_empty_header(&b);
+    zs_buf_reserve(&b, records->len);
+    zs_put_bytes(&b, records->data, records->len);
+    size_t n;
+    uint8_t *z = zstd_frame(b.data, b.len, &n);
+    zs_reader *r = zs_reader_open_memory(z, n, name, &err);
+    expect_failure(name, r, &err, ZS_E_CORRUPT, name, want, NULL);
+    free(z);
+    zs_buf_free(&b);
+}
+
+/* One MODULE record: pid 9, the given id, start and end, and strings. */
+static void put_module(zs_buf *b, uint64_t id, const char *build_id, const char *path,
+                       uint64_t start, uint64_t end)
+{
+    zs_buf p = {0};
+    zs_buf_reserve(&p, 64);
+    zs_put_varint(&p, 9);
+    zs_put_varint(&p, id);
+    zs_put_string(&p, build_id);
+    zs_put_string(&p, path);
+    zs_buf_reserve(&p, 32);
+    zs_put_varint(&p, start);
+    zs_put_varint(&p, end);
+    zs_put_varint(&p, 0);
+    put_record(b, ZS_REC_MODULE, p.data, p.len);
+    zs_buf_free(&p);
+}
+
+static void put_location(zs_buf *b, uint64_t id, uint64_t module)
+{
+    uint8_t raw[64];
+    zs_buf p = {raw, 0, sizeof raw};
+    zs_put_varint(&p, 9);
+    zs_put_varint(&p, id);
+    zs_put_varint(&p, module);
+    zs_put_varint(&p, 0x40);
+    zs_put_varint(&p, 0);
+    put_record(b, ZS_REC_LOCATION, p.data, p.len);
+}
+
+static void test_bad_native_records(void)
+{
+    zs_buf b = {0};
+    /* Cut short: the ids, no strings. */
+    put_record(&b, ZS_REC_MODULE, "\x09\x00", 2);
+    expect_bad_native("module-cut", &b, "malformed");
+    b.len = 0;
+    put_record(&b, ZS_REC_LOCATION, "\x09\x00\x00", 3);
+    expect_bad_native("location-cut", &b, "malformed");
+    /* Ids out of order: module 1 first; location 0 twice. */
+    b.len = 0;
+    put_module(&b, 1, "ab", "/bin/zeek", 0x1000, 0x2000);
+    expect_bad_native("module-order", &b, "module id out of order");
+    b.len = 0;
+    put_location(&b, 0, 0);
+    put_location(&b, 0, 0);
+    expect_bad_native("location-order", &b, "location id out of order");
+    /* A location in a module not defined before it. */
+    b.len = 0;
+    put_module(&b, 0, "ab", "/bin/zeek", 0x1000, 0x2000);
+    put_location(&b, 0, 2);
+    expect_bad_native("location-module", &b, "not defined before");
+    /* start above end, start equal to end. */
+    b.len = 0;
+    put_module(&b, 0, "ab", "/bin/zeek", 0x3000, 0x2000);
+    expect_bad_native("module-backwards", &b, "start not below its end");
+    b.len = 0;
+    put_module(&b, 0, "ab", "/bin/zeek", 0x2000, 0x2000);
+    expect_bad_native("module-empty", &b, "start not below its end");
+    /* Strings: a build-id that is not hex, an empty path, a NUL in it. */
+    b.len = 0;
+    put_module(&b, 0, "xyz", "/bin/zeek", 0x1000, 0x2000);
+    expect_bad_native("module-build-id", &b, "build-id");
+    b.len = 0;
+    put_module(&b, 0, "ab", "", 0x1000, 0x2000);
+    expect_bad_native("module-no-path", &b, "path");
+    zs_buf_free(&b);
+}
+
 static void test_truncated(void)
 {
     enum { FRAMES = 6 };
@@ -823,6 +942,7 @@ int main(void)
     test_corrupt_frame();
     test_record_past_frame();
     test_truncated();
+    test_bad_native_records();
     test_unknown_records();
 
     char cmd[600];
