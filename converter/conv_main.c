@@ -46,6 +46,7 @@ typedef struct options {
     int quiet;
     int verbose;
     int info;
+    int interpreter_frames; /* keep the native frames between script frames */
     conv_filter filter;
     zs_notes notes; /* where the library's warnings and progress go */
     char **recordings;
@@ -72,6 +73,10 @@ static void usage(FILE *out)
             "                        (120.5), UTC wall-clock time (2026-11-30T03:45:00 or\n"
             "                        @UNIXTIME), or Zeek network time (net:1700000000.5)\n"
             "      --to TIME         only samples before TIME (same forms)\n"
+            "      --interpreter-frames\n"
+            "                        --native recordings: keep the interpreter's own C++\n"
+            "                        frames between two script frames (Stmt::Exec,\n"
+            "                        Expr::Eval, Func::Invoke, ...), hidden by default\n"
             "      --info            describe the recordings (header, processes, time range,\n"
             "                        counts, integrity of every frame) instead of converting\n"
             "      --cache PATH      sqlite cache (default $XDG_CACHE_HOME/zeek-spy/cache.sqlite)\n"
@@ -87,7 +92,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
-           OPT_REVERSE };
+           OPT_REVERSE, OPT_INTERPRETER_FRAMES };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -97,6 +102,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"version", no_argument, 0, 'V'},        {"help", no_argument, 0, 'h'},
         {"node", required_argument, 0, OPT_NODE}, {"info", no_argument, 0, OPT_INFO},
         {"reverse", no_argument, 0, OPT_REVERSE},
+        {"interpreter-frames", no_argument, 0, OPT_INTERPRETER_FRAMES},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -129,6 +135,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             break;
         case OPT_INFO: o->info = 1; break;
         case OPT_REVERSE: o->write.reverse = 1; break;
+        case OPT_INTERPRETER_FRAMES: o->interpreter_frames = 1; break;
         case OPT_CACHE: o->cache_path = optarg; break;
         case OPT_NO_CACHE: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -240,7 +247,9 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
     int want_timeline = o->format == FORMAT_SPEEDSCOPE;
     int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
-    conv_reading *rd = conv_read_open(path, use_cache, NULL, err);
+    unsigned flags = (use_cache ? CONV_READ_KEY : 0) |
+                     (o->interpreter_frames ? CONV_READ_INTERPRETER_FRAMES : 0);
+    conv_reading *rd = conv_read_open(path, flags, NULL, err);
     if (!rd)
         return -1;
     const char *key = use_cache ? conv_read_key(rd) : NULL;

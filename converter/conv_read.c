@@ -77,6 +77,7 @@ struct conv_reading {
     const char *path;
     zs_reader *reader;
     uint32_t format_version; /* 2 on: func 0 marks a native frame */
+    int interpreter_frames;  /* keep the plumbing between script frames */
     char key[256]; /* the cache key; "" when not asked for or too long */
     int at_end;
     int window, net_window; /* the filter has a time window; one in network time */
@@ -501,7 +502,35 @@ static int func_of(process *p, const zs_memory *mem, uint64_t addr, const zs_fun
     return 0;
 }
 
-/* Resolves one raw stack into interned locations and adds it. */
+/* Whether frame i of s is the interpreter's plumbing: a native frame
+ * between two script frames, where the recorder keeps the C++ that runs
+ * between one script call and the next. first and last are the stack's
+ * outermost and innermost script frames (first > last: none). */
+static int is_plumbing(const raw_stack *s, uint32_t i, uint32_t first, uint32_t last)
+{
+    return i > first && i < last && zs_frame_is_native(&s->frames[i]);
+}
+
+/* The outermost and innermost script frame of s; first > last when it has
+ * none, when the plumbing is kept, or in a recording of format 1 (no native
+ * frames): nothing then lies between them. */
+static void script_span(const reading *rd, const raw_stack *s, uint32_t *first, uint32_t *last)
+{
+    *first = 1;
+    *last = 0;
+    if (rd->interpreter_frames || rd->format_version < 2)
+        return;
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        if (zs_frame_is_native(&s->frames[i]))
+            continue;
+        if (*first > *last)
+            *first = i;
+        *last = i;
+    }
+}
+
+/* Resolves one raw stack into interned locations and adds it, without the
+ * interpreter's plumbing unless asked for. */
 static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *err)
 {
     conv_profile *prof = rd->profile;
@@ -521,7 +550,11 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
     zs_memory mem = {0};
     if (p)
         mem = zs_image_memory(p->image);
+    uint32_t first, last, nlocs = 0;
+    script_span(rd, s, &first, &last);
     for (uint32_t i = 0; i < s->nframes; i++) {
+        if (is_plumbing(s, i, first, last))
+            continue;
         zs_frame_info fi;
         if (rd->format_version >= 3 && zs_frame_is_native(&s->frames[i])) {
             int native_unresolved;
@@ -550,11 +583,11 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
         zs_frame_info_free(&fi);
         if (l < 0)
             return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
-        locs[i] = (uint32_t)l;
+        locs[nlocs++] = (uint32_t)l;
     }
     if (unresolved)
         prof->meta.unresolved += s->count;
-    return add_resolved(rd, s, (uint32_t)proc, locs, s->nframes, err);
+    return add_resolved(rd, s, (uint32_t)proc, locs, nlocs, err);
 }
 
 static int resolve_all(reading *rd, zs_error *err)
@@ -587,15 +620,17 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
 }
 
 /* The key names the recording by its id and its size (a recording that is
- * still growing gets a new key). */
+ * still growing gets a new key), and what its profile shows: a profile with
+ * the interpreter's plumbing is not the default one. */
 static int make_key(reading *rd, const zs_record *header, zs_error *err)
 {
     struct stat st;
     const char *id = zs_kv_get(header->header.items, header->header.count, "recording_id");
     if (stat(rd->path, &st) != 0)
         return zs_fail(err, ZS_E_IO, "%s: cannot stat", rd->path);
-    if (snprintf(rd->key, sizeof rd->key, "%s:%s:%lld", RESOLVER_GENERATION, id ? id : "?",
-                 (long long)st.st_size) >= (int)sizeof rd->key)
+    if (snprintf(rd->key, sizeof rd->key, "%s:%s:%lld%s", RESOLVER_GENERATION, id ? id : "?",
+                 (long long)st.st_size, rd->interpreter_frames ? ":interpreter-frames" : "") >=
+        (int)sizeof rd->key)
         rd->key[0] = '\0'; /* no key: not cached */
     return 0;
 }
@@ -608,9 +643,10 @@ static int take(reading *rd, const zs_record *rec, zs_error *err)
     return dispatch(rd, rec, err);
 }
 
-conv_reading *conv_read_open(const char *path, int want_key, const conv_read_observer *observer,
+conv_reading *conv_read_open(const char *path, unsigned flags, const conv_read_observer *observer,
                              zs_error *err)
 {
+    int want_key = (flags & CONV_READ_KEY) != 0;
     reading *rd = calloc(1, sizeof *rd);
     zs_record rec;
     if (!rd || !(rd->profile = conv_profile_new())) {
@@ -619,6 +655,7 @@ conv_reading *conv_read_open(const char *path, int want_key, const conv_read_obs
         return NULL;
     }
     rd->path = path;
+    rd->interpreter_frames = (flags & CONV_READ_INTERPRETER_FRAMES) != 0;
     if (observer)
         rd->observer = *observer;
     if (!(rd->reader = zs_reader_open(path, err)))

@@ -53,10 +53,20 @@ typedef struct conv_read_totals {
     size_t nprocs;
 } conv_read_totals;
 
-/* Opens path and reads its header; want_key: also make its cache key (the
- * recording id and the file's size), failing when there is no header.
+/* How conv_read_open reads, or-ed together. */
+enum {
+    /* Also make the cache key (the recording id, the file's size and what
+     * the profile shows), failing when there is no header. */
+    CONV_READ_KEY = 1,
+    /* Keep the interpreter's plumbing: the native frames (Stmt::Exec,
+     * Expr::Eval, ...) between the outermost and the innermost script frame
+     * of a stack, which a profile of scripts hides by default. */
+    CONV_READ_INTERPRETER_FRAMES = 2,
+};
+
+/* Opens path and reads its header, as flags (CONV_READ_*) say.
  * NULL with err set on failure. */
-conv_reading *conv_read_open(const char *path, int want_key, const conv_read_observer *observer,
+conv_reading *conv_read_open(const char *path, unsigned flags, const conv_read_observer *observer,
                              zs_error *err);
 /* The cache key; NULL when it was not asked for or cannot be made. */
 const char *conv_read_key(const conv_reading *r);

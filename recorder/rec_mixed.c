@@ -22,6 +22,34 @@ int rec_mixed_is_entry(const char *name)
 
 static zs_frame native_frame(uint64_t id) { return (zs_frame){0, id}; }
 
+/* Each activation replaced by its script frame, every other native frame
+ * where it was: out gets nnative frames. */
+static size_t interleave(const zs_frame *script, const rec_mixed_native *native, size_t nnative,
+                         zs_frame *out)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < nnative; i++)
+        out[i] = native[i].entry ? script[j++] : native_frame(native[i].id);
+    return nnative;
+}
+
+/* The native frames outside the interpreter (before its first activation),
+ * the script frames in its place, then what runs under the innermost one:
+ * a BiF's C++ body and its callees. At most max frames. */
+static size_t replace_interpreter(const zs_frame *script, size_t nscript,
+                                  const rec_mixed_native *native, size_t nnative, size_t first,
+                                  size_t last, zs_frame *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < first && k < max; i++)
+        out[k++] = native_frame(native[i].id);
+    for (size_t i = 0; i < nscript && k < max; i++)
+        out[k++] = script[i];
+    for (size_t i = last + 1; i < nnative && k < max; i++)
+        out[k++] = native_frame(native[i].id);
+    return k;
+}
+
 size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
                        const rec_mixed_native *native, size_t nnative, rec_mixed_cut cut,
                        zs_frame *out, size_t max, int *mismatch)
@@ -72,14 +100,10 @@ size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
             out[k++] = native_frame(native[nnative - 1].id);
         return k;
     }
-    /* The native frames outside the interpreter, the script frames in its
-     * place (its plumbing between two script frames hidden), then what runs
-     * under the innermost one: a BiF's C++ body and its callees. */
-    for (size_t i = 0; i < first && k < max; i++)
-        out[k++] = native_frame(native[i].id);
-    for (size_t i = 0; i < nscript && k < max; i++)
-        out[k++] = script[i];
-    for (size_t i = last + 1; i < nnative && k < max; i++)
-        out[k++] = native_frame(native[i].id);
-    return k;
+    /* The whole stack in order, the interpreter's plumbing between two
+     * script frames included (the converter hides it unless asked); too deep
+     * for max, the plumbing goes first, so that no script frame is lost. */
+    if (k + nnative <= max)
+        return k + interleave(script, native, nnative, out + k);
+    return k + replace_interpreter(script, nscript, native, nnative, first, last, out + k, max - k);
 }

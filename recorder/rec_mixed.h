@@ -1,9 +1,12 @@
 /* One stack of native and script frames: each script frame takes the place
  * of its interpreter activation (the native frame where Zeek pushed its
- * CallInfo), counted innermost to outermost alike. When the counts disagree
- * (a sample caught between the activation and the push, inlined entries, a
- * cut stack) the sample keeps its script frames and the native leaf only:
- * never a wrong interleaving. */
+ * CallInfo), counted innermost to outermost alike. The interpreter's own
+ * plumbing between two activations (Stmt::Exec, Expr::Eval, ...) stays where
+ * it ran, between the two script frames: the converter hides it by default
+ * and shows it with --interpreter-frames. When the counts disagree (a sample
+ * caught between the activation and the push, inlined entries, a cut stack)
+ * the sample keeps its script frames and the native leaf only: never a wrong
+ * interleaving. */
 #ifndef REC_MIXED_H
 #define REC_MIXED_H
 
@@ -31,7 +34,8 @@ typedef struct rec_mixed_cut {
  * outermost first. Cut short, the stack starts at the marker and the script
  * frames align from the innermost; on a fiber, the fiber's frames follow the
  * script frames after the marker (they hold no activation of them).
- * *mismatch is set when the fallback was used. */
+ * A whole merge that would not fit in max drops the plumbing rather than
+ * the innermost script frames. *mismatch is set when the fallback was used. */
 size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
                        const rec_mixed_native *native, size_t nnative, rec_mixed_cut cut,
                        zs_frame *out, size_t max, int *mismatch);

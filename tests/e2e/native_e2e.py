@@ -21,6 +21,13 @@ folded output:
     note (as `readelf -n` shows it), every native location in a mapping has
     a non-zero address inside it, and the BiF's C++ chain sits in the
     double's mapping under the same names.
+Checked with `go tool pprof -traces` on the pprof output:
+  - by default no native frame lies between two script frames (the
+    interpreter's plumbing is hidden);
+  - with --interpreter-frames, between every two script frames of a stack
+    rooted at main, the double's plumbing runs in Zeek's order (StmtList::Exec,
+    ExprStmt::Exec, CallExpr::Eval), from the same sqlite cache as the
+    default profile (the setting is part of the cache key).
 """
 import os
 import re
@@ -39,6 +46,11 @@ CHAIN = {"3.0": ["BifFunc::bro_md5_hash(long)", "zeek::detail::hash_update(long)
                  "zeek::detail::hash_block(long)"]}
 CHAIN["8.2"] = CHAIN["8.0"]
 FIBER = "[spicy fiber]"
+# The double's interpreter plumbing between two script frames, as pprof names
+# it (argument lists dropped), outermost first.
+PLUMBING = {"3.0": ["StmtList::Exec const", "ExprStmt::Exec const", "CallExpr::Eval const"]}
+PLUMBING["8.0"] = ["zeek::detail::" + f for f in PLUMBING["3.0"]]
+PLUMBING["8.2"] = PLUMBING["8.0"]
 PLUGIN_FRAME = "zeek::plugin::Demo::Analyzer::DeliverPacket(long)"
 
 
@@ -175,6 +187,69 @@ def check_mappings(label, env, gen):
              sum(1 for _, m, _ in locations if m is not None)))
 
 
+def pprof_traces(env, rec, extra):
+    """Every sample's stack from `go tool pprof -traces` on the pprof output
+    (converted through a cache shared by all calls): (frames outermost first,
+    count)."""
+    profile = env.path("native.pb.gz")
+    r = e2e.run([env.convert, "-q", "--cache", env.path("cache.sqlite"), "-o", profile, rec]
+                + list(extra))
+    if r.returncode != 0:
+        e2e.fail("convert %s: %s" % (" ".join(extra), r.stderr))
+    traces = []
+    for block in e2e.pprof(["-traces"], profile).split("-----------+")[1:]:
+        # Labels (host:, pid:) first, then the count with the innermost
+        # frame, then one frame a line.
+        frames, count = [], 0
+        for line in block.splitlines():
+            m = re.match(r"\s+(\d+)\s+(.+)$", line)
+            if not count and m:
+                count = int(m.group(1))
+                frames.append(m.group(2).strip())
+            elif count and line.strip():
+                frames.append(line.strip())
+        if count:
+            traces.append((frames[::-1], count))
+    return traces
+
+
+def between_scripts(frames, script_names):
+    """The runs of non-script frames between two consecutive script frames."""
+    at = [i for i, f in enumerate(frames) if f in script_names]
+    return [frames[a + 1:b] for a, b in zip(at, at[1:])]
+
+
+def check_plumbing(label, gen, env, truth_path):
+    """Hidden by default, shown with --interpreter-frames, never mixed up by
+    the cache."""
+    script_names = set(e2e.read_ground_truth(truth_path)[0])
+    rec = env.path("native.zspy")
+    default = pprof_traces(env, rec, [])
+    for frames, _ in default:
+        if any(between_scripts(frames, script_names)):
+            e2e.fail("%s: native frames between script frames by default: %s" % (label, ";".join(frames)))
+    shown = pprof_traces(env, rec, ["--interpreter-frames"])
+    want, nested = PLUMBING[gen], 0
+    for frames, count in shown:
+        gaps = between_scripts(frames, script_names)
+        # A fallback stack (script frames and the native leaf) is not rooted
+        # at main and has no plumbing.
+        if not gaps or frames[0] in script_names:
+            continue
+        for gap in gaps:
+            if [f for f in gap if f in want] != want:
+                e2e.fail("%s: --interpreter-frames: not %s between two script frames: %s"
+                         % (label, ", ".join(want), ";".join(frames)))
+        nested += count
+    if nested < 0.3 * sum(c for _, c in shown):
+        e2e.fail("%s: --interpreter-frames: only %d samples with plumbing between script frames"
+                 % (label, nested))
+    if pprof_traces(env, rec, []) != default:
+        e2e.fail("%s: the cache served another profile for the default setting" % label)
+    print("  %s: plumbing hidden by default; with --interpreter-frames in every gap of %d "
+          "samples" % (label, nested))
+
+
 def check_fiber(label, stacks):
     """Samples on the Spicy-like fiber start at the [spicy fiber] marker,
     then HILTI's fiber entry and the parser: never under main, never
@@ -239,8 +314,10 @@ def main():
         for stripped in (False, True):
             env = e2e.Env(build, gen, stripped)
             label = "Zeek %s double%s" % (gen, ", stripped" if stripped else "")
-            names[stripped] = check(label, gen, *record(env, gen))
+            stacks, truth, unwound, failed, mismatched = record(env, gen)
+            names[stripped] = check(label, gen, stacks, truth, unwound, failed, mismatched)
             check_mappings(label, env, gen)
+            check_plumbing(label, gen, env, truth)
         for c in CHAIN[gen]:
             if c not in names[True] or c not in names[False]:
                 e2e.fail("Zeek %s: %s missing (DWARF %s, stripped %s)"

@@ -62,6 +62,7 @@ public:
 };
 
 class Scope;
+class Frame;
 
 }   // namespace detail
 
@@ -93,6 +94,10 @@ using StmtPtr = IntrusivePtr<Stmt>;
 class StmtList : public Stmt {
 public:
 	explicit StmtList(Location* loc) : Stmt(STMT_LIST, loc) { }
+	// The interpreter's plumbing, by Zeek's names: the C++ a native unwind
+	// sees between two script frames (zeek_double.cc). Not virtual: the
+	// layout stays as it is.
+	void Exec(Frame* f) const;
 
 	std::vector<Stmt*> stmts;
 };
@@ -105,6 +110,7 @@ public:
 class ExprStmt : public Stmt {
 public:
 	ExprStmt(Expr* expr, Location* loc) : Stmt(STMT_EXPR, loc), e(expr) { }
+	void Exec(Frame* f) const;   // as StmtList::Exec
 
 	Expr* e;
 };
@@ -121,6 +127,7 @@ public:
 class CallExpr : public Expr {
 public:
 	CallExpr(const Func* f, int64_t a, Location* loc) : Expr(loc), callee(f), arg(a) { }
+	void Eval(Frame* f) const;   // as StmtList::Exec
 
 	const Func* callee;
 	int64_t arg;

@@ -1,5 +1,6 @@
 /* rec_mixed_stack: script frames in the place of their interpreter
- * activations; a mismatch keeps the script frames and the native leaf; a
+ * activations, the interpreter's plumbing between two of them kept in place;
+ * a mismatch keeps the script frames and the native leaf; a
  * native stack cut short starts at the [truncated] marker and aligns the
  * script frames from the innermost. */
 #include <stdio.h>
@@ -35,7 +36,18 @@ int main(void)
     /* _start main [E plumbing E] bif callee */
     rec_mixed_native full[] = {N(10), N(11), E(20), N(21), E(22), N(30), N(31)};
     size_t n = rec_mixed_stack(script, 2, 0, full, 7, WHOLE, out, 32, &mismatch);
-    CHECK(!strcmp(show(out, n), "n10 n11 s1 s2 n30 n31 ") && !mismatch);
+    CHECK(!strcmp(show(out, n), "n10 n11 s1 n21 s2 n30 n31 ") && !mismatch);
+
+    /* Three script frames, plumbing between each pair (none between the
+     * last two): every frame where it ran. */
+    zs_frame three[] = {S(1), S(2), S(3)};
+    rec_mixed_native plumbing[] = {N(10), E(20), N(21), N(23), E(22), E(24), N(30)};
+    n = rec_mixed_stack(three, 3, 0, plumbing, 7, WHOLE, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n10 s1 n21 n23 s2 s3 n30 ") && !mismatch);
+
+    /* Not enough room for the plumbing: it goes, the script frames stay. */
+    n = rec_mixed_stack(three, 3, 0, plumbing, 7, WHOLE, out, 6, &mismatch);
+    CHECK(!strcmp(show(out, n), "n10 s1 s2 s3 n30 ") && !mismatch);
 
     /* One activation missing: script frames and the native leaf, counted. */
     rec_mixed_native one[] = {N(10), E(20), N(30)};
@@ -50,7 +62,7 @@ int main(void)
      * what was above it. */
     rec_mixed_native cut_both[] = {N(11), E(20), N(21), E(22), N(30)};
     n = rec_mixed_stack(script, 2, 0, cut_both, 5, CUT, out, 32, &mismatch);
-    CHECK(!strcmp(show(out, n), "n99 n11 s1 s2 n30 ") && !mismatch);
+    CHECK(!strcmp(show(out, n), "n99 n11 s1 n21 s2 n30 ") && !mismatch);
 
     /* Cut short with only the innermost activation in the copy. */
     rec_mixed_native cut_one[] = {N(21), E(22), N(30)};
@@ -69,7 +81,7 @@ int main(void)
     n = rec_mixed_stack(script, 0, 0, fiber, 2, ON_FIBER, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "n98 n40 n41 ") && !mismatch);
 
-    /* Room for three frames: the outermost three. */
+    /* Room for three frames: the plumbing dropped, then the outermost three. */
     n = rec_mixed_stack(script, 2, 0, full, 7, WHOLE, out, 3, &mismatch);
     CHECK(n == 3 && !strcmp(show(out, n), "n10 n11 s1 "));
 
