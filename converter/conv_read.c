@@ -562,7 +562,7 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
             if (l < 0)
                 return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
             unresolved |= native_unresolved;
-            locs[i] = (uint32_t)l;
+            locs[nlocs++] = (uint32_t)l;
             continue;
         }
         if (rd->format_version >= 2 && zs_frame_is_native(&s->frames[i])) {
