@@ -302,8 +302,19 @@ static int tick(session *s, uint64_t tick_ns, zs_error *err)
         sched_setaffinity(0, sizeof s->home, &s->home);
         s->moved = 0;
     }
-    for (size_t i = 0; i < s->nslots; i++) {
-        slot *sl = s->slots[i];
+    /* Each interrupt takes a few microseconds (tens on a VM), so the last
+     * target of a tick is reached well after the tick; and the tick's timer
+     * interrupt also fires the targets' own timers that were due (their
+     * slack), so a target may just be leaving a wait when it is reached:
+     * later in the order means seen later in that transition (measured,
+     * --all over 8 doubles under load: 95.6-99 % of samples agreeing with
+     * the double's state at the tick, falling with the position). Starting
+     * at a random target shares that out instead of always charging the
+     * same one. Tick times are uniformly random, so their microseconds
+     * serve as the draw. */
+    size_t start = s->nslots ? (size_t)(tick_ns / 1000) % s->nslots : 0;
+    for (size_t k = 0; k < s->nslots; k++) {
+        slot *sl = s->slots[(start + k) % s->nslots];
         if (!sl->active)
             continue;
         int rc = s->o->nonblocking ? record(s, sl, rec_sampler_read(sl->sampler), one_tick(tick_ns), err)
