@@ -29,20 +29,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import busy_host as bh  # noqa: E402
 import record_e2e as e2e  # noqa: E402
 
-GENS = ["3.0", "8.0", "8.2", "3.0", "8.0", "8.2", "8.0", "8.2"]
+GENS = bh.ALL_GENS
 
 
 def saturated(env, seconds, nonblocking, rows):
     mode = "nonblocking" if nonblocking else "blocking"
     logs = [env.path("switches-%s-%d.log" % (mode, i)) for i in range(len(GENS))]
     out = env.path("busy-%s.zspy" % mode)
-    with bh.Burners():
-        procs = bh.start_doubles(env, GENS, seconds + 2, switch_logs=logs)
-        args = [env.record, "--all", "-r", "100", "-d", str(seconds), "-o", out]
-        if nonblocking:
-            args.append("--nonblocking")
-        r = e2e.run(args)
-        bh.finish(procs)
+    args = ["--all", "-r", "100", "-o", out] + (["--nonblocking"] if nonblocking else [])
+    procs, r = bh.record_busy(env, GENS, logs, seconds, args)
     if r.returncode != 0:
         e2e.fail("recorder (%s) exit %d: %s" % (mode, r.returncode, r.stderr))
     per, _ = bh.samples_per_pid(env, out)

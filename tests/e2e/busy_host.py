@@ -278,6 +278,19 @@ def check_process(label, env, recording_path, log, pid, ticks, min_ticks_pct):
     return worst, agree
 
 
+def record_busy(env, gens, logs, seconds, args, attach=False):
+    """Records `args` (the recorder's options but -p) for `seconds` over one
+    double per entry of gens, each logging its frames to logs, with one
+    CPU burner per core; the doubles outlive the recording by a second or
+    two. Returns (the doubles, the recorder's CompletedProcess)."""
+    with Burners():
+        procs = start_doubles(env, gens, seconds + 2, switch_logs=logs)
+        pids = [a for p in procs for a in ("-p", str(p.pid))] if attach else []
+        r = e2e.run([env.record, "-d", str(seconds)] + args + pids)
+        finish(procs)
+    return procs, r
+
+
 def test_accuracy(env):
     worst_all, agree_min = 0.0, 100.0
     for gen in ("3.0", "8.0", "8.2"):
@@ -287,14 +300,8 @@ def test_accuracy(env):
                     gen, "nonblocking" if nonblocking else "blocking", run + 1)
                 log = env.path("switches-%s-%d.log" % (gen, nonblocking))
                 out = env.path("acc-%s-%d-%d.zspy" % (gen, nonblocking, run))
-                with Burners():
-                    procs = start_doubles(env, [gen], ACCURACY_SECONDS + 1, switch_logs=[log])
-                    args = [env.record, "-r", str(RATE), "-d", str(ACCURACY_SECONDS), "-o", out,
-                            "-p", str(procs[0].pid)]
-                    if nonblocking:
-                        args.append("--nonblocking")
-                    r = e2e.run(args)
-                    finish(procs)
+                args = ["-r", str(RATE), "-o", out] + (["--nonblocking"] if nonblocking else [])
+                procs, r = record_busy(env, [gen], [log], ACCURACY_SECONDS, args, attach=True)
                 if r.returncode != 0:
                     e2e.fail("%s: recorder exit %d: %s" % (label, r.returncode, r.stderr))
                 worst, agree = check_process(label, env, out, log, procs[0].pid,
@@ -312,13 +319,8 @@ def test_all(env):
         mode = "nonblocking" if nonblocking else "blocking"
         logs = [env.path("switches-all-%s-%d.log" % (mode, i)) for i in range(len(ALL_GENS))]
         out = env.path("all-%s.zspy" % mode)
-        with Burners():
-            procs = start_doubles(env, ALL_GENS, ALL_SECONDS + 2, switch_logs=logs)
-            args = [env.record, "--all", "-r", "100", "-d", str(ALL_SECONDS), "-o", out]
-            if nonblocking:
-                args.append("--nonblocking")
-            r = e2e.run(args)
-            finish(procs)
+        args = ["--all", "-r", "100", "-o", out] + (["--nonblocking"] if nonblocking else [])
+        procs, r = record_busy(env, ALL_GENS, logs, ALL_SECONDS, args)
         if r.returncode != 0:
             e2e.fail("--all %s: recorder exit %d: %s" % (mode, r.returncode, r.stderr))
         worst_all, agree_min = 0.0, 100.0
