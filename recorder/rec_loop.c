@@ -90,7 +90,7 @@ static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t
     if (name_marker(s, sl, &where.truncated, err) || name_marker(s, sl, &where.fiber, err))
         return NULL;
     int mismatch;
-    *n = rec_mixed_stack(script, nscript, cut, s->natives, (size_t)m, where, s->mixed,
+    *n = rec_mixed_stack(script, NULL, nscript, cut, s->natives, (size_t)m, where, s->mixed,
                          ZS_MAX_FRAMES, &mismatch);
     s->native_mismatched += mismatch;
     return s->mixed;

@@ -339,3 +339,21 @@ size_t rec_sampler_frames(const rec_sampler *s, zs_frame *out, int *cut)
     }
     return s->n;
 }
+
+size_t rec_sampler_frame_addrs(const rec_sampler *s, uint64_t *out)
+{
+    const zs_layout *l = s->layout;
+    if (l->model != ZS_MODEL_CALLINFO_FRAME)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        out[i] = field(s->callinfo + i * (size_t)l->callinfo_size, l->callinfo_frame);
+    return s->n;
+}
+
+uint64_t rec_sampler_outermost_frame(const rec_sampler *s)
+{
+    const zs_layout *l = s->layout;
+    if (l->model != ZS_MODEL_CALLINFO_FRAME || !s->n)
+        return 0;
+    return field(s->callinfo, l->callinfo_frame);
+}

@@ -36,4 +36,14 @@ rec_read_result rec_sampler_read(rec_sampler *s);
  * *cut is set when the stack was deeper than max_frames. */
 size_t rec_sampler_frames(const rec_sampler *s, zs_frame *out, int *cut);
 
+/* Callinfo-frame model (8.1+): where each frame of the last read lives
+ * (CallInfo.frame, on zeek's C++ stack, inside the native activation that
+ * runs it), outermost first, as rec_sampler_frames gives the frames.
+ * Returns the count; 0 for the older models, whose Frames are on the heap
+ * (or missing) and say nothing about the native stack. */
+size_t rec_sampler_frame_addrs(const rec_sampler *s, uint64_t *out);
+
+/* The outermost of those addresses, 0 when there is none. */
+uint64_t rec_sampler_outermost_frame(const rec_sampler *s);
+
 #endif
