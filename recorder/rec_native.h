@@ -17,7 +17,10 @@
 #include "zs_error.h"
 
 enum {
-    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up */
+    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up, at most */
+    REC_NATIVE_STACK_MIN = 4 << 10,    /* 8.1+: sized from the outermost Frame, at least */
+    REC_NATIVE_STACK_SLACK = 2 << 10,  /* and this far above it (rec_native_capture) */
+    REC_NATIVE_STACK_PAGE = 4 << 10,
     REC_NATIVE_MAX_FRAMES = 256,
     /* Location (and symbol) ids of the markers, in no module: */
     REC_NATIVE_TRUNCATED_ID = 0, /* "[truncated]": a stack deeper than the copy */
@@ -48,9 +51,12 @@ rec_native *rec_native_new(pid_t pid, zs_error *err);
 void rec_native_free(rec_native *n);
 
 
-/* In the stop window: the registers and the stack copy. 0, or -1 when the
+/* In the stop window: the registers and the stack copy. outermost_frame is
+ * the outermost script frame's Frame address on 8.1+
+ * (rec_sampler_outermost_frame), else 0: with it the copy ends a little
+ * above that Frame rather than REC_NATIVE_STACK_BYTES up. 0, or -1 when the
  * target could not be read (the sample then has no native frames). */
-int rec_native_capture(rec_native *n);
+int rec_native_capture(rec_native *n, uint64_t outermost_frame);
 
 /* After the target resumed: hands the capture to the unwinder, which works
  * on it while the recorder goes on sampling (an unwind that delayed the next
@@ -94,5 +100,8 @@ void rec_native_reaped(rec_native *n, pid_t pid);
 
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);
+
+/* Bytes of stack copied in all, and in how many copies. */
+uint64_t rec_native_copied(const rec_native *n, uint64_t *copies);
 
 #endif
