@@ -195,9 +195,13 @@ static int record(session *s, slot *sl, rec_read_result res, tick_span ticks, zs
 static int take(session *s, slot *sl, zs_error *err)
 {
     uint64_t seen = rec_now_ns();
+    /* --native: the registers first, so that the stack copy can ride on
+     * the script frames' last read. */
+    int regs = sl->native && rec_native_regs(sl->native) == 0;
     rec_read_result res = rec_sampler_read(sl->sampler);
-    sl->native_taken = sl->native && res == REC_READ_OK &&
-                       rec_native_capture(sl->native, rec_sampler_outermost_frame(sl->sampler)) == 0;
+    sl->native_taken = regs && res == REC_READ_OK &&
+                       rec_native_capture(sl->native, rec_sampler_rider_got(sl->sampler),
+                                          rec_sampler_outermost_frame(sl->sampler)) == 0;
     rec_ptrace_resume(&sl->tracee);
     uint64_t done = rec_now_ns(), asked = sl->tracee.interrupt_ns;
     rec_hist_add(&s->stats.window, done - asked);

@@ -42,6 +42,7 @@ struct rec_native {
     const char *broken; /* why it is gone */
     /* The window's copy. */
     struct user_regs_struct regs;
+    int have_regs; /* taken in this window, the stack not yet */
     uint8_t stack[REC_NATIVE_STACK_BYTES];
     size_t stack_len;
     asked_copy asked[MAX_ASKED]; /* a ring, the oldest at asked_head */
@@ -336,17 +337,39 @@ static size_t copy_size(const rec_native *n, uint64_t rsp, uint64_t outermost_fr
     return len > REC_NATIVE_STACK_BYTES ? REC_NATIVE_STACK_BYTES : (size_t)len;
 }
 
-int rec_native_capture(rec_native *n, uint64_t outermost_frame)
+int rec_native_regs(rec_native *n)
 {
     struct iovec regs = {&n->regs, sizeof n->regs};
     n->stack_len = 0;
-    if (ptrace(PTRACE_GETREGSET, n->pid, NT_PRSTATUS, &regs) != 0)
-        return -1;
+    n->have_regs = ptrace(PTRACE_GETREGSET, n->pid, NT_PRSTATUS, &regs) == 0;
+    return n->have_regs ? 0 : -1;
+}
+
+size_t rec_native_rider(void *ctx, uint64_t outermost_frame, struct iovec *local,
+                        struct iovec *remote)
+{
+    rec_native *n = ctx;
+    if (!n->have_regs)
+        return 0;
     size_t len = copy_size(n, n->regs.rsp, outermost_frame);
-    struct iovec local = {n->stack, len};
-    struct iovec remote = {(void *)(uintptr_t)n->regs.rsp, len};
+    *local = (struct iovec){n->stack, len};
+    *remote = (struct iovec){(void *)(uintptr_t)n->regs.rsp, len};
+    return len;
+}
+
+int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame)
+{
+    if (!n->have_regs)
+        return -1;
+    n->have_regs = 0;
+    ssize_t got = ridden;
+    if (got < 0) {
+        size_t len = copy_size(n, n->regs.rsp, outermost_frame);
+        struct iovec local = {n->stack, len};
+        struct iovec remote = {(void *)(uintptr_t)n->regs.rsp, len};
+        got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
+    }
     /* Near the top of the stack the copy is shorter: a partial read. */
-    ssize_t got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
     n->stack_len = got > 0 ? (size_t)got : 0;
     n->copies++;
     n->copied += n->stack_len;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "rec_mixed.h"
@@ -51,12 +52,24 @@ rec_native *rec_native_new(pid_t pid, zs_error *err);
 void rec_native_free(rec_native *n);
 
 
-/* In the stop window: the registers and the stack copy. outermost_frame is
- * the outermost script frame's Frame address on 8.1+
- * (rec_sampler_outermost_frame), else 0: with it the copy ends a little
- * above that Frame rather than REC_NATIVE_STACK_BYTES up. 0, or -1 when the
- * target could not be read (the sample then has no native frames). */
-int rec_native_capture(rec_native *n, uint64_t outermost_frame);
+/* In the stop window, before the script frames are read: the registers.
+ * 0, or -1 when they could not be taken (the sample then has no native
+ * frames). */
+int rec_native_regs(rec_native *n);
+
+/* A rec_sampler_rider (ctx: n): the stack copy, riding on the sampler's
+ * last read. outermost_frame is the outermost script frame's Frame on 8.1+,
+ * else 0: with it the copy ends a little above that Frame rather than
+ * REC_NATIVE_STACK_BYTES up. */
+size_t rec_native_rider(void *ctx, uint64_t outermost_frame, struct iovec *local,
+                        struct iovec *remote);
+
+/* Still in the window, after the script frames were read: the stack copy
+ * done. ridden is what the rider got (rec_sampler_rider_got); when it did
+ * not ride (-1: no script frame to read, older models) the stack is read
+ * here, sized the same way from outermost_frame. 0, or -1 without
+ * registers. */
+int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame);
 
 /* After the target resumed: hands the capture to the unwinder, which works
  * on it while the recorder goes on sampling (an unwind that delayed the next
