@@ -64,9 +64,11 @@ static int name_marker(session *s, slot *sl, int64_t *id, zs_error *err)
  * s->natives) or failed (m <= 0): its native frames written to the
  * recording as locations (each once, with their symbols and modules; their
  * ids become the recording's) and the script frames put in their places. */
-static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t nscript, int cut,
-                                  ssize_t m, unsigned marks, size_t *n, zs_error *err)
+static const zs_frame *mix_native(session *s, slot *sl, const pending_sample *p, ssize_t m,
+                                  unsigned marks, size_t *n, zs_error *err)
 {
+    zs_frame *script = p->frames;
+    size_t nscript = p->nscript;
     *n = nscript;
     s->native_samples++;
     if (m <= 0) {
@@ -90,7 +92,7 @@ static const zs_frame *mix_native(session *s, slot *sl, zs_frame *script, size_t
     if (name_marker(s, sl, &where.truncated, err) || name_marker(s, sl, &where.fiber, err))
         return NULL;
     int mismatch;
-    *n = rec_mixed_stack(script, nscript, cut, s->natives, (size_t)m, where, s->mixed,
+    *n = rec_mixed_stack(script, p->addrs, nscript, p->cut, s->natives, (size_t)m, where, s->mixed,
                          ZS_MAX_FRAMES, &mismatch);
     s->native_mismatched += mismatch;
     return s->mixed;
@@ -105,7 +107,7 @@ int rec_loop_native_drain(session *s, slot *sl, int wait, zs_error *err)
             return 0;
         pending_sample *p = &sl->pending[sl->pending_head];
         size_t n;
-        const zs_frame *frames = mix_native(s, sl, p->frames, p->nscript, p->cut, m, marks, &n, err);
+        const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
         int rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
         free(p->frames);
         p->frames = NULL;
@@ -134,7 +136,10 @@ static int defer_native(session *s, slot *sl, size_t nscript, int cut, tick_span
 {
     if (sl->npending == NATIVE_PENDING && rec_loop_native_drain(s, sl, 1, err))
         return -1;
-    zs_frame *copy = malloc((nscript ? nscript : 1) * sizeof *copy);
+    /* 8.1+: the Frames' addresses too, placing each script frame by address. */
+    size_t naddrs = rec_sampler_frame_addrs(sl->sampler, s->frame_addrs);
+    int by_address = naddrs == nscript && nscript > 0;
+    zs_frame *copy = malloc((nscript ? nscript : 1) * (sizeof *copy + 8));
     if (!copy)
         return zs_fail(err, ZS_E_NOMEM, "native samples");
     if (rec_native_submit(sl->native) != 0) {
@@ -145,8 +150,11 @@ static int defer_native(session *s, slot *sl, size_t nscript, int cut, tick_span
         return 1;
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
+    uint64_t *addrs = by_address ? (uint64_t *)(copy + nscript) : NULL;
+    if (addrs)
+        memcpy(addrs, s->frame_addrs, nscript * sizeof *addrs);
     sl->pending[(sl->pending_head + sl->npending) % NATIVE_PENDING] =
-        (pending_sample){ticks, copy, nscript, cut};
+        (pending_sample){ticks, copy, addrs, nscript, cut};
     sl->npending++;
     return 0;
 }
@@ -187,8 +195,13 @@ static int record(session *s, slot *sl, rec_read_result res, tick_span ticks, zs
 static int take(session *s, slot *sl, zs_error *err)
 {
     uint64_t seen = rec_now_ns();
+    /* --native: the registers first, so that the stack copy can ride on
+     * the script frames' last read. */
+    int regs = sl->native && rec_native_regs(sl->native) == 0;
     rec_read_result res = rec_sampler_read(sl->sampler);
-    sl->native_taken = sl->native && res == REC_READ_OK && rec_native_capture(sl->native) == 0;
+    sl->native_taken = regs && res == REC_READ_OK &&
+                       rec_native_capture(sl->native, rec_sampler_rider_got(sl->sampler),
+                                          rec_sampler_outermost_frame(sl->sampler)) == 0;
     rec_ptrace_resume(&sl->tracee);
     uint64_t done = rec_now_ns(), asked = sl->tracee.interrupt_ns;
     rec_hist_add(&s->stats.window, done - asked);
@@ -495,14 +508,21 @@ void rec_loop_report(const session *s)
                 secs > 0 ? (double)(sl->taken + sl->credited) / secs : 0, sl->credited);
     }
     if (s->native_samples) {
-        uint64_t truncated = 0;
-        for (size_t i = 0; i < s->nslots; i++)
-            truncated += s->slots[i]->native ? rec_native_truncated(s->slots[i]->native) : 0;
+        uint64_t truncated = 0, copies = 0, copied = 0;
+        for (size_t i = 0; i < s->nslots; i++) {
+            const rec_native *n = s->slots[i]->native;
+            uint64_t c = 0;
+            truncated += n ? rec_native_truncated(n) : 0;
+            copied += n ? rec_native_copied(n, &c) : 0;
+            copies += c;
+        }
         rec_session_say(s, "native frames: %" PRIu64 " stacks unwound; %" PRIu64 " unwinds failed, %" PRIu64
             " did not match the script frames (kept as script frames and the native leaf), %" PRIu64
-            " deeper than the %d KiB stack copy (outermost frames missing)",
+            " deeper than their stack copy (outermost frames missing); stack copies averaged %" PRIu64
+            " bytes (8.1+: to %d KiB above the outermost script frame, %d-%d KiB; else %d KiB)",
             s->native_samples, s->native_failed, s->native_mismatched, truncated,
-            REC_NATIVE_STACK_BYTES >> 10);
+            copies ? copied / copies : 0, REC_NATIVE_STACK_SLACK >> 10, REC_NATIVE_STACK_MIN >> 10,
+            REC_NATIVE_STACK_BYTES >> 10, REC_NATIVE_STACK_BYTES >> 10);
     }
     if (st->skipped)
         rec_session_say(s, "%" PRIu64 " sampling ticks were skipped (recorder late, or a target that did not stop)",

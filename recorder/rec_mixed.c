@@ -50,9 +50,65 @@ static size_t replace_interpreter(const zs_frame *script, size_t nscript,
     return k;
 }
 
-size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
-                       const rec_mixed_native *native, size_t nnative, rec_mixed_cut cut,
-                       zs_frame *out, size_t max, int *mismatch)
+/* By address: at[j] gets the native frame holding script frame j's Frame.
+ * Script frames outermost first have their Frames ever deeper in the stack,
+ * so each lies in a frame inner to the previous one's. Cut short, the
+ * outermost Frames may lie above the copy (above every unwound frame):
+ * *above counts them. -1 when a Frame is in no frame, or shares one. */
+static int place_by_address(const uint64_t *addrs, size_t nscript, const rec_mixed_native *native,
+                            size_t nnative, int cut_short, size_t *at, size_t *above)
+{
+    size_t j = 0, i = 0;
+    uint64_t top = nnative ? native[0].cfa : 0;
+    while (cut_short && j < nscript && addrs[j] >= top)
+        j++;
+    *above = j;
+    for (; j < nscript; j++, i++) {
+        while (i < nnative && !(addrs[j] >= native[i].sp && addrs[j] < native[i].cfa))
+            i++;
+        if (i == nnative)
+            return -1;
+        at[j] = i;
+    }
+    return 0;
+}
+
+/* The stack placed by address: the marker when cut short, the script frames
+ * above the copy, then the native frames with the placed script frames in
+ * their places; too deep for max, without the plumbing between the first
+ * and last placed frame. */
+static size_t emit_placed(const zs_frame *script, size_t nscript, const rec_mixed_native *native,
+                          size_t nnative, const size_t *at, size_t above, zs_frame *out,
+                          size_t k, size_t max)
+{
+    for (size_t j = 0; j < above && k < max; j++)
+        out[k++] = script[j];
+    size_t placed = nscript - above;
+    int whole = k + nnative <= max;
+    size_t first = placed ? at[above] : nnative, last = placed ? at[nscript - 1] : nnative;
+    for (size_t i = 0, j = above; i < nnative && k < max; i++) {
+        if (j < nscript && at[j] == i)
+            out[k++] = script[j++];
+        else if (whole || i < first || i > last)
+            out[k++] = native_frame(native[i].id);
+    }
+    return k;
+}
+
+/* Never a wrong interleaving: the script frames and the native leaf. */
+static size_t fallback(const zs_frame *script, size_t nscript, const rec_mixed_native *native,
+                       size_t nnative, zs_frame *out, size_t k, size_t max)
+{
+    for (size_t i = 0; i < nscript && k < max; i++)
+        out[k++] = script[i];
+    if (nnative && k < max)
+        out[k++] = native_frame(native[nnative - 1].id);
+    return k;
+}
+
+size_t rec_mixed_stack(const zs_frame *script, const uint64_t *script_addrs, size_t nscript,
+                       int script_cut, const rec_mixed_native *native, size_t nnative,
+                       rec_mixed_cut cut, zs_frame *out, size_t max, int *mismatch)
 {
     size_t k = 0, entries = 0, first = nnative, last = nnative;
     *mismatch = 0;
@@ -82,6 +138,15 @@ size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
             out[k++] = native_frame(native[i].id);
         return k;
     }
+    if (script_addrs) {
+        size_t at[ZS_MAX_FRAMES], above;
+        if (nscript > ZS_MAX_FRAMES || script_cut ||
+            place_by_address(script_addrs, nscript, native, nnative, cut_short, at, &above)) {
+            *mismatch = nnative > 0;
+            return fallback(script, nscript, native, nnative, out, k, max);
+        }
+        return emit_placed(script, nscript, native, nnative, at, above, out, k, max);
+    }
     /* Cut short, the copy holds the activations of the innermost script
      * frames only (none: all of it runs under the innermost one). */
     if (cut_short && entries < nscript && !script_cut) {
@@ -92,13 +157,8 @@ size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
         return k;
     }
     if (entries != nscript || script_cut) {
-        /* Never a wrong interleaving: the script frames and the native leaf. */
         *mismatch = nnative > 0;
-        for (size_t i = 0; i < nscript && k < max; i++)
-            out[k++] = script[i];
-        if (nnative && k < max)
-            out[k++] = native_frame(native[nnative - 1].id);
-        return k;
+        return fallback(script, nscript, native, nnative, out, k, max);
     }
     /* The whole stack in order, the interpreter's plumbing between two
      * script frames included (the converter hides it unless asked); too deep

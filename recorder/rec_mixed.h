@@ -1,10 +1,11 @@
 /* One stack of native and script frames: each script frame takes the place
  * of its interpreter activation (the native frame where Zeek pushed its
- * CallInfo), counted innermost to outermost alike. The interpreter's own
+ * CallInfo): from 8.1 on the one whose stack frame holds the script frame's
+ * Frame, up to 8.0 counted innermost to outermost alike. The interpreter's own
  * plumbing between two activations (Stmt::Exec, Expr::Eval, ...) stays where
  * it ran, between the two script frames: the converter hides it by default
- * and shows it with --interpreter-frames. When the counts disagree (a sample
- * caught between the activation and the push, inlined entries, a cut stack)
+ * and shows it with --interpreter-frames. When they disagree (a sample caught
+ * between the activation and the push, inlined entries, a cut stack)
  * the sample keeps its script frames and the native leaf only: never a wrong
  * interleaving. */
 #ifndef REC_MIXED_H
@@ -16,8 +17,10 @@
 #include "zs_format.h"
 
 typedef struct rec_mixed_native {
-    uint64_t id; /* location id (rec_native.h) */
-    int entry;   /* an interpreter activation (rec_mixed_is_entry) */
+    uint64_t id;      /* location id (rec_native.h) */
+    int entry;        /* an interpreter activation (rec_mixed_is_entry) */
+    uint64_t sp, cfa; /* the frame's extent on the stack, [sp, cfa); 0, 0
+                         when unknown */
 } rec_mixed_native;
 
 /* Whether a (mangled) symbol is one of Zeek's interpreter entry points. */
@@ -31,13 +34,20 @@ typedef struct rec_mixed_cut {
 } rec_mixed_cut;
 
 /* script and native outermost first; out gets at most max frames,
- * outermost first. Cut short, the stack starts at the marker and the script
- * frames align from the innermost; on a fiber, the fiber's frames follow the
- * script frames after the marker (they hold no activation of them).
- * A whole merge that would not fit in max drops the plumbing rather than
- * the innermost script frames. *mismatch is set when the fallback was used. */
-size_t rec_mixed_stack(const zs_frame *script, size_t nscript, int script_cut,
-                       const rec_mixed_native *native, size_t nnative, rec_mixed_cut cut,
-                       zs_frame *out, size_t max, int *mismatch);
+ * outermost first. script_addrs (NULL: none) is where each script frame's
+ * Frame lives (Zeek 8.1+, rec_sampler_frame_addrs): each script frame then
+ * takes the place of the native frame whose [sp, cfa) holds its Frame,
+ * whatever that frame is named; a Frame in no native frame, or two Frames
+ * in one, is a mismatch. Without them the i-th activation from the
+ * innermost takes the i-th script frame, counted. Cut short, the stack
+ * starts at the marker and the script frames outside the copy (by address:
+ * above it; counted: the outermost ones without an activation) come first.
+ * On a fiber, the fiber's frames follow the script frames after the marker
+ * (they hold no activation of them). A whole merge that would not fit in
+ * max drops the plumbing rather than the innermost script frames.
+ * *mismatch is set when the fallback was used. */
+size_t rec_mixed_stack(const zs_frame *script, const uint64_t *script_addrs, size_t nscript,
+                       int script_cut, const rec_mixed_native *native, size_t nnative,
+                       rec_mixed_cut cut, zs_frame *out, size_t max, int *mismatch);
 
 #endif

@@ -26,6 +26,15 @@
  * the modules' unwind tables, a zeek binary's among them. */
 enum { ANSWER_MS = 3000, MAX_SYMBOLS = 1 << 20, MAX_MODULES = 1 << 16, MAX_LOCATIONS = 1 << 22 };
 
+/* Captures asked for and not answered yet, oldest first: what each answer's
+ * stack pointers are checked against. More than the sampling loop keeps
+ * pending (NATIVE_PENDING). */
+enum { MAX_ASKED = 64 };
+
+typedef struct asked_copy {
+    uint64_t rsp, len;
+} asked_copy;
+
 struct rec_native {
     pid_t pid;
     pid_t child;
@@ -33,8 +42,13 @@ struct rec_native {
     const char *broken; /* why it is gone */
     /* The window's copy. */
     struct user_regs_struct regs;
+    int have_regs; /* taken in this window, the stack not yet */
     uint8_t stack[REC_NATIVE_STACK_BYTES];
     size_t stack_len;
+    asked_copy asked[MAX_ASKED]; /* a ring, the oldest at asked_head */
+    unsigned asked_head;
+    int last_beyond;             /* the last answer needed more stack */
+    uint64_t copies, copied;     /* stack copies and their bytes */
     /* Symbols by id, as the unwinder named them. */
     char **names;
     uint8_t *entry;
@@ -302,17 +316,63 @@ void rec_native_free(rec_native *n)
     free(n);
 }
 
-int rec_native_capture(rec_native *n)
+/* How much stack to copy from rsp. From 8.1 on the outermost script
+ * frame's Frame lies in the activation that runs it: the stack above it holds
+ * only the event loop's few frames up to _start, so the copy ends
+ * REC_NATIVE_STACK_SLACK above that Frame, at the end of its page (the pages
+ * touched are what a copy costs), within [REC_NATIVE_STACK_MIN,
+ * REC_NATIVE_STACK_BYTES]. Without a Frame to go by (older models, no script
+ * running), or when the last unwind needed more stack than it was given,
+ * the whole REC_NATIVE_STACK_BYTES. */
+static size_t copy_size(const rec_native *n, uint64_t rsp, uint64_t outermost_frame)
+{
+    const uint64_t page = REC_NATIVE_STACK_PAGE;
+    if (!outermost_frame || n->last_beyond || outermost_frame < rsp ||
+        outermost_frame - rsp >= REC_NATIVE_STACK_BYTES)
+        return REC_NATIVE_STACK_BYTES;
+    uint64_t end = (outermost_frame + REC_NATIVE_STACK_SLACK + page - 1) & ~(page - 1);
+    uint64_t len = end - rsp;
+    if (len < REC_NATIVE_STACK_MIN)
+        return REC_NATIVE_STACK_MIN;
+    return len > REC_NATIVE_STACK_BYTES ? REC_NATIVE_STACK_BYTES : (size_t)len;
+}
+
+int rec_native_regs(rec_native *n)
 {
     struct iovec regs = {&n->regs, sizeof n->regs};
     n->stack_len = 0;
-    if (ptrace(PTRACE_GETREGSET, n->pid, NT_PRSTATUS, &regs) != 0)
+    n->have_regs = ptrace(PTRACE_GETREGSET, n->pid, NT_PRSTATUS, &regs) == 0;
+    return n->have_regs ? 0 : -1;
+}
+
+size_t rec_native_rider(void *ctx, uint64_t outermost_frame, struct iovec *local,
+                        struct iovec *remote)
+{
+    rec_native *n = ctx;
+    if (!n->have_regs)
+        return 0;
+    size_t len = copy_size(n, n->regs.rsp, outermost_frame);
+    *local = (struct iovec){n->stack, len};
+    *remote = (struct iovec){(void *)(uintptr_t)n->regs.rsp, len};
+    return len;
+}
+
+int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame)
+{
+    if (!n->have_regs)
         return -1;
-    struct iovec local = {n->stack, sizeof n->stack};
-    struct iovec remote = {(void *)(uintptr_t)n->regs.rsp, sizeof n->stack};
+    n->have_regs = 0;
+    ssize_t got = ridden;
+    if (got < 0) {
+        size_t len = copy_size(n, n->regs.rsp, outermost_frame);
+        struct iovec local = {n->stack, len};
+        struct iovec remote = {(void *)(uintptr_t)n->regs.rsp, len};
+        got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
+    }
     /* Near the top of the stack the copy is shorter: a partial read. */
-    ssize_t got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
     n->stack_len = got > 0 ? (size_t)got : 0;
+    n->copies++;
+    n->copied += n->stack_len;
     return 0;
 }
 
@@ -432,36 +492,67 @@ int rec_native_submit(rec_native *n)
 {
     if (n->sock < 0 || !n->stack_len)
         return -1;
+    if (n->outstanding == MAX_ASKED)
+        return REC_NATIVE_NOT_YET;
     int rc = send_parts(n, UW_UNWIND, (uint32_t)n->stack_len, &n->regs, sizeof n->regs, n->stack,
                         n->stack_len, -1, 0);
     if (rc)
         return rc;
+    n->asked[(n->asked_head + n->outstanding) % MAX_ASKED] =
+        (asked_copy){n->regs.rsp, n->stack_len};
     if (!n->outstanding++)
         n->asked_ns = rec_now_ns();
     return 0;
 }
 
-/* A RESULT's frames into frames, outermost first; -1 when out of bounds. */
+/* The frames' stack pointers, innermost first: from the copy's rsp up,
+ * never down, never past its end (the unwinder read each frame's return
+ * address inside the copy). */
+static int stack_pointers_ok(const uint64_t *sps, size_t count, asked_copy c)
+{
+    uint64_t at = c.rsp;
+    for (size_t i = 0; i < count; i++) {
+        if (sps[i] < at || sps[i] - c.rsp > c.len)
+            return 0;
+        at = sps[i];
+    }
+    return 1;
+}
+
+/* A RESULT's frames into frames, outermost first, each with its extent
+ * [sp, cfa): the next outer frame's sp is its CFA; the outermost one's,
+ * unknown, is taken as the copy's end. -1 when out of bounds. */
 static ssize_t take_result(rec_native *n, const rec_unwind_head *h, size_t len,
                            rec_mixed_native *frames, size_t max, unsigned *marks)
 {
     uint32_t ids[1 + UW_MAX_FRAMES];
-    if (h->arg > UW_MAX_FRAMES || len != (1 + h->arg) * sizeof ids[0]) {
+    uint64_t sps[UW_MAX_FRAMES];
+    asked_copy c = n->asked[n->asked_head];
+    n->asked_head = (n->asked_head + 1) % MAX_ASKED;
+    if (h->arg > UW_MAX_FRAMES || len != (1 + h->arg) * sizeof ids[0] + h->arg * sizeof sps[0]) {
         give_up(n, "the unwinder's answer was out of bounds");
         return -1;
     }
-    memcpy(ids, n->msg + sizeof *h, len);
+    memcpy(ids, n->msg + sizeof *h, (1 + h->arg) * sizeof ids[0]);
+    memcpy(sps, n->msg + sizeof *h + (1 + h->arg) * sizeof ids[0], h->arg * sizeof sps[0]);
+    if (!stack_pointers_ok(sps, h->arg, c)) {
+        give_up(n, "the unwinder's stack pointers were out of bounds");
+        return -1;
+    }
     size_t m = h->arg < max ? h->arg : max;
     for (size_t i = 0; i < m; i++) {
-        uint32_t id = ids[1 + h->arg - 1 - i]; /* innermost first from the unwinder */
+        size_t inner = h->arg - 1 - i; /* innermost first from the unwinder */
+        uint32_t id = ids[1 + inner];
         if (id >= n->nlocations) {
             give_up(n, "the unwinder's answer named no known location");
             return -1;
         }
-        frames[i] = (rec_mixed_native){id, n->entry[n->locations[id].symbol]};
+        uint64_t cfa = inner + 1 < h->arg ? sps[inner + 1] : c.rsp + c.len;
+        frames[i] = (rec_mixed_native){id, n->entry[n->locations[id].symbol], sps[inner], cfa};
     }
     uint32_t flags = ids[0];
     *marks = 0;
+    n->last_beyond = (flags & UW_BEYOND_COPY) != 0;
     if (flags & UW_BEYOND_COPY) {
         *marks |= REC_NATIVE_TRUNCATED;
         n->truncated++;
@@ -532,3 +623,9 @@ void rec_native_reaped(rec_native *n, pid_t pid)
 }
 
 uint64_t rec_native_truncated(const rec_native *n) { return n->truncated; }
+
+uint64_t rec_native_copied(const rec_native *n, uint64_t *copies)
+{
+    *copies = n->copies;
+    return n->copied;
+}

@@ -11,13 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "rec_mixed.h"
 #include "zs_error.h"
 
 enum {
-    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up */
+    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up, at most */
+    REC_NATIVE_STACK_MIN = 4 << 10,    /* 8.1+: sized from the outermost Frame, at least */
+    REC_NATIVE_STACK_SLACK = 2 << 10,  /* and this far above it (rec_native_capture) */
+    REC_NATIVE_STACK_PAGE = 4 << 10,
     REC_NATIVE_MAX_FRAMES = 256,
     /* Location (and symbol) ids of the markers, in no module: */
     REC_NATIVE_TRUNCATED_ID = 0, /* "[truncated]": a stack deeper than the copy */
@@ -48,9 +52,24 @@ rec_native *rec_native_new(pid_t pid, zs_error *err);
 void rec_native_free(rec_native *n);
 
 
-/* In the stop window: the registers and the stack copy. 0, or -1 when the
- * target could not be read (the sample then has no native frames). */
-int rec_native_capture(rec_native *n);
+/* In the stop window, before the script frames are read: the registers.
+ * 0, or -1 when they could not be taken (the sample then has no native
+ * frames). */
+int rec_native_regs(rec_native *n);
+
+/* A rec_sampler_rider (ctx: n): the stack copy, riding on the sampler's
+ * last read. outermost_frame is the outermost script frame's Frame on 8.1+,
+ * else 0: with it the copy ends a little above that Frame rather than
+ * REC_NATIVE_STACK_BYTES up. */
+size_t rec_native_rider(void *ctx, uint64_t outermost_frame, struct iovec *local,
+                        struct iovec *remote);
+
+/* Still in the window, after the script frames were read: the stack copy
+ * done. ridden is what the rider got (rec_sampler_rider_got); when it did
+ * not ride (-1: no script frame to read, older models) the stack is read
+ * here, sized the same way from outermost_frame. 0, or -1 without
+ * registers. */
+int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame);
 
 /* After the target resumed: hands the capture to the unwinder, which works
  * on it while the recorder goes on sampling (an unwind that delayed the next
@@ -94,5 +113,8 @@ void rec_native_reaped(rec_native *n, pid_t pid);
 
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);
+
+/* Bytes of stack copied in all, and in how many copies. */
+uint64_t rec_native_copied(const rec_native *n, uint64_t *copies);
 
 #endif

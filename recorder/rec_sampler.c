@@ -39,6 +39,9 @@ struct rec_sampler {
     uint64_t spec_cs_begin, spec_fs_begin;
     size_t spec_cs_n, spec_fs_n;
     uint64_t calls;            /* process_vm_readv calls, for the benchmark */
+    rec_sampler_rider rider;
+    void *rider_ctx;
+    ssize_t rider_got;
     /* The model's last call, chosen once: what each frame is executing. */
     rec_read_result (*read_frames)(rec_sampler *s, int64_t nfs);
 };
@@ -84,6 +87,14 @@ void rec_sampler_free(rec_sampler *s)
 }
 
 uint64_t rec_sampler_calls(const rec_sampler *s) { return s->calls; }
+
+void rec_sampler_set_rider(rec_sampler *s, rec_sampler_rider fn, void *ctx)
+{
+    s->rider = fn;
+    s->rider_ctx = ctx;
+}
+
+ssize_t rec_sampler_rider_got(const rec_sampler *s) { return s->rider_got; }
 
 double rec_sampler_network_time(const rec_sampler *s) { return s->network_time; }
 
@@ -267,7 +278,7 @@ static rec_read_result read_callinfo_frames(rec_sampler *s, int64_t nfs)
     const zs_layout *l = s->layout;
     const size_t ci_size = (size_t)l->callinfo_size;
     const rec_read_result bad = s->nonblocking ? REC_READ_TORN : REC_READ_FAILED;
-    struct iovec lv[ZS_MAX_FRAMES + 1], rv[ZS_MAX_FRAMES + 1];
+    struct iovec lv[ZS_MAX_FRAMES + 2], rv[ZS_MAX_FRAMES + 2]; /* + re-read, rider */
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++) {
         uint64_t frame = field(s->callinfo + i * ci_size, l->callinfo_frame);
@@ -280,8 +291,16 @@ static rec_read_result read_callinfo_frames(rec_sampler *s, int64_t nfs)
         lv[k] = IOV(&s->cs_again, sizeof s->cs_again);
         rv[k++] = RIOV(s->call_stack + (uint64_t)l->vector_begin, sizeof s->cs_again);
     }
-    if (readv_chunked(s, lv, rv, k) != (ssize_t)total(lv, k))
+    /* The rider last, where a partial read cuts only it; and only in a
+     * single call, where a short read cannot hide behind the next one. */
+    size_t needed = total(lv, k);
+    int rides = s->rider && k < IOV_MAX &&
+                s->rider(s->rider_ctx, field(s->callinfo, l->callinfo_frame), &lv[k], &rv[k]) > 0;
+    ssize_t got = readv_chunked(s, lv, rv, k + (size_t)rides);
+    if (got < (ssize_t)needed)
         return bad;
+    if (rides)
+        s->rider_got = got - (ssize_t)needed;
     if (s->nonblocking && (s->cs.begin != s->cs_again.begin || s->cs.end != s->cs_again.end))
         return REC_READ_TORN;
     return REC_READ_OK;
@@ -300,6 +319,7 @@ static uint64_t frame_func(const rec_sampler *s, size_t i)
 rec_read_result rec_sampler_read(rec_sampler *s)
 {
     int64_t nfs = 0;
+    s->rider_got = -1;
     rec_read_result r = read_arrays(s, &nfs);
     if (r != REC_READ_OK || s->n == 0)
         return r;
@@ -338,4 +358,22 @@ size_t rec_sampler_frames(const rec_sampler *s, zs_frame *out, int *cut)
         }
     }
     return s->n;
+}
+
+size_t rec_sampler_frame_addrs(const rec_sampler *s, uint64_t *out)
+{
+    const zs_layout *l = s->layout;
+    if (l->model != ZS_MODEL_CALLINFO_FRAME)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        out[i] = field(s->callinfo + i * (size_t)l->callinfo_size, l->callinfo_frame);
+    return s->n;
+}
+
+uint64_t rec_sampler_outermost_frame(const rec_sampler *s)
+{
+    const zs_layout *l = s->layout;
+    if (l->model != ZS_MODEL_CALLINFO_FRAME || !s->n)
+        return 0;
+    return field(s->callinfo, l->callinfo_frame);
 }

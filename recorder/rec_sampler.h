@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "rec_target.h"
 #include "zs_format.h"
@@ -29,11 +31,33 @@ double rec_sampler_network_time(const rec_sampler *s);
  * kernel's walk of the target's page tables is warm inside the window. */
 void rec_sampler_warm(rec_sampler *s);
 
+/* A region another part of the window wants copied (--native: the stack),
+ * asked for once the CallInfo array is in: given the outermost Frame's
+ * address (0: none), it fills one iovec pair and returns its length, 0 for
+ * nothing. It rides as the last iovec of the 8.1+ model's last call,
+ * sparing the window a process_vm_readv of its own. */
+typedef size_t (*rec_sampler_rider)(void *ctx, uint64_t outermost_frame, struct iovec *local,
+                                    struct iovec *remote);
+void rec_sampler_set_rider(rec_sampler *s, rec_sampler_rider fn, void *ctx);
+/* The bytes the rider got in the last read (a partial read where the
+ * region ends on an unmapped page), -1 when it did not ride. */
+ssize_t rec_sampler_rider_got(const rec_sampler *s);
+
 /* Inside the stop window (or, nonblocking, while the target runs). */
 rec_read_result rec_sampler_read(rec_sampler *s);
 
 /* After: the frames of the last read, outermost first. Returns the count;
  * *cut is set when the stack was deeper than max_frames. */
 size_t rec_sampler_frames(const rec_sampler *s, zs_frame *out, int *cut);
+
+/* Callinfo-frame model (8.1+): where each frame of the last read lives
+ * (CallInfo.frame, on zeek's C++ stack, inside the native activation that
+ * runs it), outermost first, as rec_sampler_frames gives the frames.
+ * Returns the count; 0 for the older models, whose Frames are on the heap
+ * (or missing) and say nothing about the native stack. */
+size_t rec_sampler_frame_addrs(const rec_sampler *s, uint64_t *out);
+
+/* The outermost of those addresses, 0 when there is none. */
+uint64_t rec_sampler_outermost_frame(const rec_sampler *s);
 
 #endif

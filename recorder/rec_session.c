@@ -136,6 +136,8 @@ static int activate(session *s, slot *sl, zs_error *err)
         zs_error why = {0};
         if (!(sl->native = rec_native_new(sl->target.pid, &why)))
             rec_session_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
+        else
+            rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
     }
     rec_cpu_open(&sl->cpu, sl->target.pid);
     sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);

@@ -51,6 +51,7 @@ typedef struct tick_span {
 typedef struct pending_sample {
     tick_span ticks;
     zs_frame *frames;
+    uint64_t *addrs; /* 8.1+: each script frame's Frame (in frames' block), else NULL */
     size_t nscript;
     int cut;
 } pending_sample;
@@ -101,6 +102,7 @@ typedef struct session {
     uint64_t skipped_written, torn_written, deep_written, failed_written, credited_written,
         late_written;
     zs_frame frames[ZS_MAX_FRAMES];
+    uint64_t frame_addrs[ZS_MAX_FRAMES]; /* 8.1+: where each of frames' Frames is */
     /* --native: the unwind and the mixed stack of one sample. */
     rec_mixed_native natives[REC_NATIVE_MAX_FRAMES];
     zs_frame mixed[ZS_MAX_FRAMES];

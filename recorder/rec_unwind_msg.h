@@ -17,7 +17,8 @@ enum rec_unwind_msg_type {
     /* unwinder -> recorder */
     UW_NAME,       /* arg: the next symbol id; payload: its name */
     UW_RESULT,     /* arg: frames; payload: uint32 flags, then uint32 location ids,
-                      innermost first */
+                      innermost first, then each frame's uint64 stack pointer
+                      (its lowest byte; the next frame's is its CFA) */
     UW_MODULE,     /* arg: the next module id; payload: rec_unwind_module, then
                       build_id_len raw bytes, then path_len bytes of path */
     UW_LOCATION,   /* arg: the next location id; payload: rec_unwind_location */

@@ -75,6 +75,7 @@ typedef struct unwinder {
     size_t stack_len;
     int beyond_copy;
     uint64_t pcs[UW_MAX_FRAMES];
+    uint64_t sps[UW_MAX_FRAMES];
     size_t npcs;
     /* PC -> location: the PCs named since the last module list. */
     zs_intern by_pc;
@@ -246,6 +247,14 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     bool activation;
     if (!dwfl_frame_pc(state, &pc, &activation))
         return DWARF_CB_ABORT;
+    /* Where the frame starts: the recorder places each 8.1+ script frame
+     * by its Frame's address between this and the next frame's. rsp is
+     * always known on x86-64 (the caller's is the callee's CFA); should it
+     * not be, the frame is taken as empty. */
+    Dwarf_Word sp;
+    if (dwfl_frame_reg(state, 7, &sp) != 0)
+        sp = u->npcs ? u->sps[u->npcs - 1] : u->regs.rsp;
+    u->sps[u->npcs] = sp;
     /* A return address points after the call: step back into it. */
     u->pcs[u->npcs++] = activation ? pc : pc - 1;
     return u->npcs < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
@@ -415,7 +424,7 @@ static void unwind(unwinder *u)
 {
     u->beyond_copy = 0;
     u->npcs = 0;
-    uint32_t out[1 + UW_MAX_FRAMES];
+    uint32_t out[1 + UW_MAX_FRAMES + 2 * UW_MAX_FRAMES];
     uint32_t flags = 0;
     if (u->dwfl && u->stack_len)
         dwfl_getthread_frames(u->dwfl, 1, frame_cb, u); /* its code tells nothing: many
@@ -438,8 +447,9 @@ static void unwind(unwinder *u)
     if (!(flags & UW_ON_FIBER) && (u->beyond_copy || u->npcs == UW_MAX_FRAMES))
         flags |= UW_BEYOND_COPY;
     out[0] = flags;
+    memcpy(out + 1 + n, u->sps, n * sizeof u->sps[0]);
     rec_unwind_head h = {UW_RESULT, (uint32_t)n};
-    send_or_exit(u->sock, &h, out, (1 + n) * sizeof out[0]);
+    send_or_exit(u->sock, &h, out, (1 + n) * sizeof out[0] + n * sizeof u->sps[0]);
 }
 
 /* One message and the descriptor it may carry (-1 when none). */

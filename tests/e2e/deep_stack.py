@@ -74,7 +74,7 @@ def main():
     rec = env.path("deep-native.zspy")
     r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)])
     t.communicate()
-    m = re.search(r"(\d+) deeper than the 16 KiB stack copy", r.stderr)
+    m = re.search(r"(\d+) deeper than their stack copy", r.stderr)
     if r.returncode != 0 or not m or int(m.group(1)) < 0.6 * RATE:
         e2e.fail("--native on a deep stack: exit %d, %s" % (r.returncode, r.stderr))
     folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout

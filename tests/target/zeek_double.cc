@@ -493,7 +493,11 @@ static void run_builtin(const BuiltinFunc* bif, const CallExpr* call)
 // so it lives on the native stack only while the call runs. CallInfo points at
 // it; the callee is reached through frame->function. A BiF's Frame never gets
 // a next_stmt; a script function's is null until its first statement starts.
-static void invoke_impl(const Func* func, const CallExpr* call)
+// Inlined into ScriptFunc::Invoke / BuiltinFunc::Invoke, as in Zeek's Func.cc:
+// the Frame is a local of the activation a native unwind names, so its address
+// lies between that frame's SP and CFA (what a merge by address relies on).
+__attribute__((always_inline)) static inline void invoke_impl(const Func* func,
+                                                              const CallExpr* call)
 {
 	const int caller_slot = ledger.current();
 
