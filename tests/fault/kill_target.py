@@ -4,10 +4,12 @@
     kill_target.py BUILD_DIR
 
 Cases: attached (-p) blocking and --nonblocking, target SIGKILLed or
-exiting by itself; launched (-- COMMAND) and SIGKILLed. In every case the
+exiting by itself; launched (-- COMMAND) and SIGKILLed; and the same with
+--native, where the target dies with unwinds under way. In every case the
 recorder must notice, say so on stderr, finish the recording and exit 0
 within 5 s, and the recording must carry its trailer: it converts with no
-"no trailer" / "cut short" warning.
+"no trailer" / "cut short" warning. With --native the unwinder is gone too,
+and the samples taken before the end keep their native frames.
 """
 import os
 import signal
@@ -21,7 +23,22 @@ from faultlib import Env, Result, convert_summary, start_target, stop, wait_for_
 FINISH_WITHIN_S = 5.0
 
 
-def case(env, res, name, launch, nonblocking, kill):
+def children(pid):
+    try:
+        return [int(c) for c in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid):
+    try:
+        state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def case(env, res, name, launch, nonblocking, kill, native=False):
     rec = env.path(name + ".zspy")
     target = None
     if launch:
@@ -32,17 +49,17 @@ def case(env, res, name, launch, nonblocking, kill):
         cmd = [env.record, "-r", "500", "-o", rec, "-p", str(target.pid)]
         if nonblocking:
             cmd.insert(1, "--nonblocking")
+    if native:
+        cmd.insert(1, "--native")
     rp = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         if wait_for_file(rec, rp) is None:
             res.fail("%s: recorder did not start: %s" % (name, rp.communicate()[1].strip()))
             return
+        time.sleep(1.5 if kill else 0.5)
+        helpers = children(rp.pid)  # launched target first, then the unwinder
         if kill:
-            time.sleep(1.5)
-            if launch:
-                pid = int(open("/proc/%d/task/%d/children" % (rp.pid, rp.pid)).read().split()[0])
-            else:
-                pid = target.pid
+            pid = helpers[0] if launch else target.pid
             os.kill(pid, signal.SIGKILL)
             t_end = time.monotonic()
         else:
@@ -68,6 +85,14 @@ def case(env, res, name, launch, nonblocking, kill):
         res.check("trailer" not in cerr and "cut short" not in cerr,
                   "%s: recording not finished properly: %s" % (name, cerr))
         res.check((samples or 0) > 0, "%s: no samples in the recording" % name)
+        left = [c for c in helpers if alive(c)]
+        res.check(not left, "%s: the recorder's children %s outlived it" % (name, left))
+        if native:
+            folded = subprocess.run([env.convert, "--no-cache", "-q", "-f", "folded", "-o", "-", rec],
+                                    capture_output=True, text=True).stdout
+            with_main = sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines() if ";main;" in l)
+            res.check(with_main > 0.5 * (samples or 0),
+                      "%s: only %d of %s samples with native frames" % (name, with_main, samples))
         print("  %-28s recorder exit %d, %.0f ms after the end; said %r; %s samples, %s"
               % (name, rp.returncode, took * 1000, said[0] if said else None, samples,
                  cerr or "converts without warning"), flush=True)
@@ -83,12 +108,16 @@ def main():
              ("attach-nonblocking-sigkill", False, True, True),
              ("attach-exit", False, False, False),
              ("attach-nonblocking-exit", False, True, False),
-             ("launch-sigkill", True, False, True)]
+             ("launch-sigkill", True, False, True),
+             ("attach-native-sigkill", False, False, True, True),
+             ("attach-native-exit", False, False, False, True),
+             ("launch-native-sigkill", True, False, True, True)]
     for c in cases:
         case(env, res, *c)
     env.cleanup()
     res.finish("%d cases (attached blocking/nonblocking, launched; target SIGKILLed or exiting): "
-               "recorder says so, exits 0 within %.0f s, recording has its trailer"
+               "recorder says so, exits 0 within %.0f s, recording has its trailer, no child left; "
+               "with --native the samples keep their native frames"
                % (len(cases), FINISH_WITHIN_S))
 
 
