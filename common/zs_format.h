@@ -39,6 +39,10 @@ typedef enum zs_record_type {
                              module id + 1), varint address (module-relative;
                              absolute without a module), varint symbol: one
                              native PC (format 3) */
+    ZS_REC_LINES = 12,    /* varint pid, varint location, varint n, n x (varint
+                             function, varint file, varint line), innermost
+                             first: a LOCATION's source lines and inlined
+                             functions; function and file are SYMBOL ids */
 } zs_record_type;
 
 typedef enum zs_event_kind {
@@ -83,8 +87,10 @@ enum {
     ZS_SAMPLE_BATCH = 4096,          /* samples per SAMPLES record (writer) */
     ZS_MAX_MODULE_PATH = 4096,       /* bytes of a MODULE's path (PATH_MAX) */
     ZS_MAX_BUILD_ID_HEX = 128,       /* hex digits of a build-id (64 bytes) */
-    ZS_MAX_PIDS = 4096               /* processes whose module and location ids a
+    ZS_MAX_PIDS = 4096,              /* processes whose module and location ids a
                                         reader follows */
+    ZS_MAX_INLINE = 16,              /* lines of one LINES record */
+    ZS_MAX_LINE = 1 << 24            /* a line number */
 };
 
 /* A module (a mapped file) of a native stack: ids dense from 0 per process
@@ -105,6 +111,21 @@ typedef struct zs_native_location {
     uint64_t address; /* module-relative with a module, else absolute */
     uint64_t symbol;  /* a SYMBOL id of the same process */
 } zs_native_location;
+
+/* One source line of a native location: a function running there and the
+ * file and line it is at; function and file are SYMBOL ids of the process. */
+typedef struct zs_native_line {
+    uint64_t function, file, line;
+} zs_native_line;
+
+/* A LOCATION's source lines, innermost first: the line the PC is on, in the
+ * innermost inlined function, then each inlined call's site in its caller;
+ * the last is in the function the location's symbol names. */
+typedef struct zs_native_lines {
+    uint64_t location;
+    size_t n; /* 1 to ZS_MAX_INLINE */
+    zs_native_line line[ZS_MAX_INLINE];
+} zs_native_lines;
 
 typedef struct zs_kv {
     const char *key;

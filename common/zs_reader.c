@@ -47,6 +47,7 @@ struct zs_reader {
     /* Scratch for the record being returned. */
     zs_kv kv[ZS_MAX_KV];
     zs_frame frames[ZS_MAX_FRAMES];
+    zs_native_lines lines;
     zs_buf strings;
 };
 
@@ -425,6 +426,32 @@ static int decode_location(zs_reader *r, zs_cursor *c, zs_record *rec)
     return 0;
 }
 
+static int decode_lines(zs_reader *r, zs_cursor *c, zs_record *rec)
+{
+    zs_native_lines *l = &r->lines;
+    uint64_t n;
+    if (get_u32(c, &rec->lines.pid) || zs_get_varint(c, &l->location) || zs_get_varint(c, &n))
+        return -1;
+    if (n == 0 || n > ZS_MAX_INLINE)
+        return malformed(r, "lines: none, or more than 16");
+    l->n = (size_t)n;
+    for (size_t i = 0; i < l->n; i++) {
+        zs_native_line *line = &l->line[i];
+        if (zs_get_varint(c, &line->function) || zs_get_varint(c, &line->file) ||
+            zs_get_varint(c, &line->line))
+            return -1;
+        if (line->line == 0 || line->line > ZS_MAX_LINE)
+            return malformed(r, "lines: a line number out of range");
+    }
+    struct native_ids *ids = ids_of(r, rec->lines.pid);
+    if (!ids)
+        return malformed(r, "lines of too many processes");
+    if (l->location >= ids->locations)
+        return malformed(r, "lines of a location not defined before them");
+    rec->lines.l = l;
+    return 0;
+}
+
 /* 0, -1 on a malformed payload, 1 for a record type of a later version. */
 static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
 {
@@ -444,6 +471,7 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
     case ZS_REC_SYMBOL: return decode_symbol(r, c, rec);
     case ZS_REC_MODULE: return decode_module(r, c, rec);
     case ZS_REC_LOCATION: return decode_location(r, c, rec);
+    case ZS_REC_LINES: return decode_lines(r, c, rec);
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
                zs_get_varint(c, &rec->trailer.t_us) ? -1 : 0;

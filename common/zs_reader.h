@@ -28,6 +28,8 @@ typedef struct zs_record {
         struct { uint32_t pid; uint64_t id; const char *name; } symbol;
         struct { uint32_t pid; zs_module m; } module;            /* checked: ids in order, */
         struct { uint32_t pid; zs_native_location l; } location; /* start < end, bounds */
+        struct { uint32_t pid; const zs_native_lines *l; } lines; /* of a location before
+                                                                     it; n, lines bounded */
     };
 } zs_record;
 

@@ -250,6 +250,25 @@ int zs_writer_location(zs_writer *w, uint32_t pid, const zs_native_location *l, 
     return maybe_flush(w, err);
 }
 
+int zs_writer_lines(zs_writer *w, uint32_t pid, const zs_native_lines *l, zs_error *err)
+{
+    if (l->n == 0 || l->n > ZS_MAX_INLINE)
+        return zs_fail(err, ZS_E_USAGE, "%s: %zu lines for one location", w->path, l->n);
+    if (reserve(w, (3 + 3 * l->n) * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_LINES);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, l->location);
+    zs_put_varint(&w->buf, l->n);
+    for (size_t i = 0; i < l->n; i++) {
+        zs_put_varint(&w->buf, l->line[i].function);
+        zs_put_varint(&w->buf, l->line[i].file);
+        zs_put_varint(&w->buf, l->line[i].line);
+    }
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err)
 {

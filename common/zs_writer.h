@@ -32,6 +32,8 @@ int zs_writer_symbol(zs_writer *w, uint32_t pid, uint64_t id, const char *name, 
  * before the first stack that uses it. */
 int zs_writer_module(zs_writer *w, uint32_t pid, const zs_module *m, zs_error *err);
 int zs_writer_location(zs_writer *w, uint32_t pid, const zs_native_location *l, zs_error *err);
+/* A location's source lines: after the location and its SYMBOLs, once. */
+int zs_writer_lines(zs_writer *w, uint32_t pid, const zs_native_lines *l, zs_error *err);
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err);
 /* Writes everything buffered as one complete zstd frame. */

@@ -30,6 +30,7 @@ static const char *const migrations[] = {
     CACHE_SCHEMA_SQL, /* version 1: schema/cache.sql */
     CACHE_MIGRATION2_SQL, /* version 2: schema/migration2.sql */
     CACHE_MIGRATION3_SQL, /* version 3: schema/migration3.sql */
+    CACHE_MIGRATION4_SQL, /* version 4: schema/migration4.sql */
 };
 enum { CACHE_VERSION = sizeof migrations / sizeof *migrations - 1 };
 
@@ -68,10 +69,10 @@ static const char *const statement_sql[ST__COUNT] = {
         "INSERT INTO recordings (key, converter, stored_at, zeek_version, host, recorder_version,"
         " start_wall_ns, duration_ns, period_ns, samples, skipped, unresolved, torn)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    [ST_INSERT_FUNCTION] = "INSERT INTO functions (recording, idx, name, file, start_line)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [ST_INSERT_LOCATION] = "INSERT INTO locations (recording, idx, function, line, mapping, address)"
+    [ST_INSERT_FUNCTION] = "INSERT INTO functions (recording, idx, name, file, start_line, native)"
                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_INSERT_LOCATION] = "INSERT INTO locations (recording, idx, function, line, mapping, address,"
+                           " inlined) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_INSERT_MAPPING] = "INSERT INTO mappings (recording, idx, start, limit_, file_offset, file,"
                           " build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_SELECT_MAPPINGS] = "SELECT idx, start, limit_, file_offset, file, build_id FROM mappings"
@@ -82,9 +83,9 @@ static const char *const statement_sql[ST__COUNT] = {
                           " VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_SELECT_PROCESSES] = "SELECT idx, host, node, pid FROM processes"
                             " WHERE recording = ?1 ORDER BY idx",
-    [ST_SELECT_FUNCTIONS] = "SELECT idx, name, file, start_line FROM functions"
+    [ST_SELECT_FUNCTIONS] = "SELECT idx, name, file, start_line, native FROM functions"
                             " WHERE recording = ?1 ORDER BY idx",
-    [ST_SELECT_LOCATIONS] = "SELECT idx, function, line, mapping, address FROM locations"
+    [ST_SELECT_LOCATIONS] = "SELECT idx, function, line, mapping, address, inlined FROM locations"
                             " WHERE recording = ?1 ORDER BY idx",
     [ST_SELECT_STACKS] = "SELECT idx, pid, count, locs, process FROM stacks"
                          " WHERE recording = ?1 ORDER BY idx",
@@ -475,8 +476,9 @@ static int64_t column_i64(sqlite3_stmt *s, int i)
 enum { FIND_ID, FIND_CONVERTER, FIND_ZEEK_VERSION, FIND_HOST, FIND_RECORDER_VERSION,
        FIND_START_WALL_NS, FIND_DURATION_NS, FIND_PERIOD_NS, FIND_SAMPLES, FIND_SKIPPED,
        FIND_UNRESOLVED, FIND_TORN };
-enum { FUNCTION_IDX, FUNCTION_NAME, FUNCTION_FILE, FUNCTION_START_LINE };
-enum { LOCATION_IDX, LOCATION_FUNCTION, LOCATION_LINE, LOCATION_MAPPING, LOCATION_ADDRESS };
+enum { FUNCTION_IDX, FUNCTION_NAME, FUNCTION_FILE, FUNCTION_START_LINE, FUNCTION_NATIVE };
+enum { LOCATION_IDX, LOCATION_FUNCTION, LOCATION_LINE, LOCATION_MAPPING, LOCATION_ADDRESS,
+       LOCATION_INLINED };
 enum { MAPPING_IDX, MAPPING_START, MAPPING_LIMIT, MAPPING_FILE_OFFSET, MAPPING_FILE, MAPPING_BUILD_ID };
 enum { PROCESS_IDX, PROCESS_HOST, PROCESS_NODE, PROCESS_PID };
 enum { STACK_IDX, STACK_PID, STACK_COUNT, STACK_LOCS, STACK_PROCESS };
@@ -513,7 +515,9 @@ static int load_function(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const 
     const char *file = (const char *)sqlite3_column_text(s, FUNCTION_FILE);
     if (!name || !file || column_i64(s, FUNCTION_IDX) != (int64_t)p->nfunctions)
         return *bad = "function", LOAD_BAD;
-    int64_t i = conv_profile_function(p, name, file, sqlite3_column_int(s, FUNCTION_START_LINE));
+    int64_t i = sqlite3_column_int(s, FUNCTION_NATIVE)
+                    ? conv_profile_native_function(p, name, file)
+                    : conv_profile_function(p, name, file, sqlite3_column_int(s, FUNCTION_START_LINE));
     if (i < 0)
         return LOAD_NOMEM;
     if ((size_t)i + 1 != p->nfunctions)
@@ -530,8 +534,10 @@ static int load_location(conv_cache *c, sqlite3_stmt *s, conv_profile *p, const 
         return *bad = "location", LOAD_BAD;
     uint64_t address = (uint64_t)column_i64(s, LOCATION_ADDRESS);
     int line = sqlite3_column_int(s, LOCATION_LINE);
-    int64_t i = mapping || address
-                    ? conv_profile_native_location(p, (uint32_t)function, (uint32_t)mapping, address)
+    int inlined = sqlite3_column_int(s, LOCATION_INLINED) != 0;
+    int64_t i = mapping || address || inlined
+                    ? conv_profile_native_location(p, (uint32_t)function, line, inlined,
+                                                   (uint32_t)mapping, address)
                     : conv_profile_location(p, (uint32_t)function, line);
     if (i < 0)
         return LOAD_NOMEM;
@@ -727,8 +733,9 @@ enum { REC_KEY = 1, REC_CONVERTER, REC_STORED_AT, REC_ZEEK_VERSION, REC_HOST, RE
        REC_START_WALL_NS, REC_DURATION_NS, REC_PERIOD_NS, REC_SAMPLES, REC_SKIPPED,
        REC_UNRESOLVED, REC_TORN };
 enum { ROW_RECORDING = 1, ROW_IDX }; /* every child row starts so */
-enum { FUNCTION_P_NAME = 3, FUNCTION_P_FILE, FUNCTION_P_START_LINE };
-enum { LOCATION_P_FUNCTION = 3, LOCATION_P_LINE, LOCATION_P_MAPPING, LOCATION_P_ADDRESS };
+enum { FUNCTION_P_NAME = 3, FUNCTION_P_FILE, FUNCTION_P_START_LINE, FUNCTION_P_NATIVE };
+enum { LOCATION_P_FUNCTION = 3, LOCATION_P_LINE, LOCATION_P_MAPPING, LOCATION_P_ADDRESS,
+       LOCATION_P_INLINED };
 enum { MAPPING_P_START = 3, MAPPING_P_LIMIT, MAPPING_P_FILE_OFFSET, MAPPING_P_FILE, MAPPING_P_BUILD_ID };
 enum { PROCESS_P_HOST = 3, PROCESS_P_NODE, PROCESS_P_PID };
 enum { STACK_P_PID = 3, STACK_P_COUNT, STACK_P_LOCS, STACK_P_PROCESS };
@@ -773,6 +780,7 @@ static int store_functions(conv_cache *c, sqlite3_int64 id, const conv_profile *
         sqlite3_bind_text(s, FUNCTION_P_NAME, f->name, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, FUNCTION_P_FILE, f->file ? f->file : "", -1, SQLITE_STATIC);
         sqlite3_bind_int(s, FUNCTION_P_START_LINE, f->start_line);
+        sqlite3_bind_int(s, FUNCTION_P_NATIVE, f->native != 0);
         rc = run(c, ST_INSERT_FUNCTION);
     }
     return rc;
@@ -787,6 +795,7 @@ static int store_locations(conv_cache *c, sqlite3_int64 id, const conv_profile *
         sqlite3_bind_int(s, LOCATION_P_LINE, p->locations[i].line);
         sqlite3_bind_int64(s, LOCATION_P_MAPPING, p->locations[i].mapping);
         sqlite3_bind_int64(s, LOCATION_P_ADDRESS, (sqlite3_int64)p->locations[i].address);
+        sqlite3_bind_int(s, LOCATION_P_INLINED, p->locations[i].inlined != 0);
         rc = run(c, ST_INSERT_LOCATION);
     }
     return rc;

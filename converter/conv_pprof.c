@@ -1,5 +1,7 @@
 #include "conv_pprof.h"
 
+#include "zs_format.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -92,6 +94,11 @@ typedef struct build {
     Perftools__Profiles__Label *labels, **label_ptrs;
     uint64_t *location_ids;
     int64_t *values;
+    /* Native inlined frames: outer[i] is the location location i was
+     * inlined into (UINT32_MAX: none), used[i] whether a sample names
+     * location i after each inlined run is folded into its innermost. */
+    uint32_t *outer;
+    uint8_t *used;
     int64_t comments[4];
 } build;
 
@@ -112,6 +119,8 @@ static void build_free(build *b)
     free(b->label_ptrs);
     free(b->location_ids);
     free(b->values);
+    free(b->outer);
+    free(b->used);
 }
 
 /* A stack or location naming a missing entry would make pprof reject the
@@ -212,30 +221,89 @@ static int add_mappings(build *b, const conv_profile *p)
     return 0;
 }
 
-static int add_locations(build *b, const conv_profile *p)
+/* Whether location inner is a function inlined into location outer: the
+ * same PC, one of the Lines of its pprof Location. */
+static int inlined_into(const conv_profile *p, uint32_t inner, uint32_t outer)
+{
+    const conv_location *i = &p->locations[inner], *o = &p->locations[outer];
+    return i->inlined && i->mapping == o->mapping && i->address == o->address;
+}
+
+/* The pprof spec gives a PC with inlined functions one Location whose
+ * Lines run innermost first: each run of a stack's locations inlined into
+ * one another is named by its innermost location, which carries the run's
+ * lines (the run is the same wherever that PC is: the chain is found once). */
+static int group_inlined(build *b, const conv_profile *p)
 {
     size_t n = p->nlocations;
-    b->locs = calloc(n ? n : 1, sizeof *b->locs);
-    b->loc_ptrs = calloc(n ? n : 1, sizeof *b->loc_ptrs);
-    b->lines = calloc(n ? n : 1, sizeof *b->lines);
-    b->line_ptrs = calloc(n ? n : 1, sizeof *b->line_ptrs);
+    b->outer = malloc((n ? n : 1) * sizeof *b->outer);
+    b->used = calloc(n ? n : 1, 1);
+    if (!b->outer || !b->used)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        b->outer[i] = UINT32_MAX;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const conv_stack *s = &p->stacks[i];
+        for (uint32_t k = 0; k < s->nlocs; k++) {
+            if (k + 1 < s->nlocs && inlined_into(p, s->locs[k + 1], s->locs[k])) {
+                if (b->outer[s->locs[k + 1]] == UINT32_MAX)
+                    b->outer[s->locs[k + 1]] = s->locs[k];
+                continue;
+            }
+            b->used[s->locs[k]] = 1;
+        }
+    }
+    return 0;
+}
+
+/* The lines of location i's pprof Location: it and the locations it was
+ * inlined into, at most as many as a chain can have (a cycle, which no
+ * profile read makes, ends there too). */
+static size_t chain_length(const build *b, uint32_t i)
+{
+    size_t len = 1;
+    for (uint32_t at = b->outer[i]; at != UINT32_MAX && len < ZS_MAX_INLINE; at = b->outer[at])
+        len++;
+    return len;
+}
+
+static int add_locations(build *b, const conv_profile *p)
+{
+    size_t n = p->nlocations, nlines = 0, used = 0;
+    if (group_inlined(b, p))
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (b->used[i])
+            nlines += chain_length(b, i), used++;
+    b->locs = calloc(used ? used : 1, sizeof *b->locs);
+    b->loc_ptrs = calloc(used ? used : 1, sizeof *b->loc_ptrs);
+    b->lines = calloc(nlines ? nlines : 1, sizeof *b->lines);
+    b->line_ptrs = calloc(nlines ? nlines : 1, sizeof *b->line_ptrs);
     if (!b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        perftools__profiles__line__init(&b->lines[i]);
-        b->lines[i].function_id = (uint64_t)p->locations[i].function + 1;
-        b->lines[i].line = p->locations[i].line;
-        b->line_ptrs[i] = &b->lines[i];
-        perftools__profiles__location__init(&b->locs[i]);
-        b->locs[i].id = i + 1;
-        b->locs[i].mapping_id = p->locations[i].mapping;
-        b->locs[i].address = p->locations[i].address;
-        b->locs[i].line = &b->line_ptrs[i];
-        b->locs[i].n_line = 1;
-        b->loc_ptrs[i] = &b->locs[i];
+    size_t at = 0, line = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!b->used[i])
+            continue;
+        Perftools__Profiles__Location *pl = &b->locs[at];
+        perftools__profiles__location__init(pl);
+        pl->id = i + 1;
+        pl->mapping_id = p->locations[i].mapping;
+        pl->address = p->locations[i].address;
+        pl->line = &b->line_ptrs[line];
+        pl->n_line = chain_length(b, i);
+        uint32_t k = i;
+        for (size_t j = 0; j < pl->n_line; j++, k = b->outer[k]) {
+            perftools__profiles__line__init(&b->lines[line]);
+            b->lines[line].function_id = (uint64_t)p->locations[k].function + 1;
+            b->lines[line].line = p->locations[k].line;
+            b->line_ptrs[line] = &b->lines[line];
+            line++;
+        }
+        b->loc_ptrs[at++] = pl;
     }
     b->prof.location = b->loc_ptrs;
-    b->prof.n_location = n;
+    b->prof.n_location = used;
     return 0;
 }
 
@@ -262,12 +330,15 @@ static int add_samples(build *b, const conv_profile *p)
         const conv_stack *s = &p->stacks[i];
         Perftools__Profiles__Sample *ps = &b->samples[i];
         perftools__profiles__sample__init(ps);
-        /* The profile keeps the outermost frame first, pprof the leaf. */
-        for (uint32_t k = 0; k < s->nlocs; k++)
-            ids[k] = (uint64_t)s->locs[s->nlocs - 1 - k] + 1;
+        /* The profile keeps the outermost frame first, pprof the leaf; an
+         * inlined run is its innermost location's. */
+        size_t m = 0;
+        for (uint32_t k = s->nlocs; k-- > 0;)
+            if (k + 1 == s->nlocs || !inlined_into(p, s->locs[k + 1], s->locs[k]))
+                ids[m++] = (uint64_t)s->locs[k] + 1;
         ps->location_id = ids;
-        ps->n_location_id = s->nlocs;
-        ids += s->nlocs;
+        ps->n_location_id = m;
+        ids += m;
         ps->value = &b->values[2 * i];
         ps->value[0] = (int64_t)s->count;
         ps->value[1] = (int64_t)s->count * p->meta.period_ns;

@@ -14,12 +14,14 @@ typedef struct index {
 typedef struct function_key {
     const char *name, *file;
     int start_line;
+    int native;
 } function_key;
 
 static uint64_t hash_function(const function_key *k)
 {
     uint64_t h = zs_fnv1a(ZS_FNV_SEED, k->name, strlen(k->name) + 1);
     h = zs_fnv1a(h, k->file, strlen(k->file) + 1);
+    h = zs_fnv1a(h, &k->native, sizeof k->native);
     return zs_fnv1a(h, &k->start_line, sizeof k->start_line);
 }
 
@@ -27,12 +29,14 @@ static int same_function(const void *ctx, uint32_t id, const void *key)
 {
     const conv_function *f = &((const conv_profile *)ctx)->functions[id];
     const function_key *k = key;
-    return f->start_line == k->start_line && !strcmp(f->name, k->name) && !strcmp(f->file, k->file);
+    return f->start_line == k->start_line && f->native == k->native && !strcmp(f->name, k->name) &&
+           !strcmp(f->file, k->file);
 }
 
 static uint64_t hash_location(const conv_location *l)
 {
     uint64_t h = zs_fnv1a(zs_fnv1a(ZS_FNV_SEED, &l->function, 4), &l->line, sizeof l->line);
+    h = zs_fnv1a(h, &l->inlined, sizeof l->inlined);
     return zs_fnv1a(zs_fnv1a(h, &l->mapping, 4), &l->address, 8);
 }
 
@@ -40,7 +44,7 @@ static int same_location(const void *ctx, uint32_t id, const void *key)
 {
     const conv_location *l = &((const conv_profile *)ctx)->locations[id], *k = key;
     return l->function == k->function && l->line == k->line && l->mapping == k->mapping &&
-           l->address == k->address;
+           l->address == k->address && l->inlined == k->inlined;
 }
 
 static uint64_t hash_mapping(const conv_mapping *m)
@@ -148,17 +152,31 @@ void conv_profile_free(conv_profile *p)
     free(p);
 }
 
+static int64_t intern_function(conv_profile *p, const function_key *key);
+
 int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line)
 {
+    function_key k = {name, file ? file : "", start_line, 0};
+    return intern_function(p, &k);
+}
+
+int64_t conv_profile_native_function(conv_profile *p, const char *name, const char *file)
+{
+    function_key k = {name, file ? file : CONV_NATIVE_FILE, 0, 1};
+    return intern_function(p, &k);
+}
+
+static int64_t intern_function(conv_profile *p, const function_key *key)
+{
     index_t *ix = p->index;
-    function_key k = {name, file ? file : "", start_line};
+    function_key k = *key;
     uint64_t h = hash_function(&k);
     int64_t at = zs_intern_find(&ix->functions, h, same_function, p, &k);
     if (at >= 0)
         return at;
     if (grow_array((void **)&p->functions, &p->functions_cap, p->nfunctions, sizeof *p->functions))
         return -1;
-    conv_function f = {strdup(name), strdup(k.file), start_line};
+    conv_function f = {strdup(k.name), strdup(k.file), k.start_line, k.native};
     if (!f.name || !f.file || zs_intern_add(&ix->functions, h, (uint32_t)p->nfunctions)) {
         free(f.name);
         free(f.file);
@@ -172,14 +190,14 @@ static int64_t intern_location(conv_profile *p, const conv_location *key);
 
 int64_t conv_profile_location(conv_profile *p, uint32_t function, int line)
 {
-    conv_location k = {function, line, 0, 0};
+    conv_location k = {function, line, 0, 0, 0};
     return intern_location(p, &k);
 }
 
-int64_t conv_profile_native_location(conv_profile *p, uint32_t function, uint32_t mapping,
-                                     uint64_t address)
+int64_t conv_profile_native_location(conv_profile *p, uint32_t function, int line, int inlined,
+                                     uint32_t mapping, uint64_t address)
 {
-    conv_location k = {function, 0, mapping, address};
+    conv_location k = {function, line, mapping, address, inlined != 0};
     return intern_location(p, &k);
 }
 
@@ -361,10 +379,11 @@ int conv_profile_merge(conv_profile *dst, conv_profile *src)
         const conv_location *l = &src->locations[i];
         const conv_function *f = &src->functions[l->function];
         const conv_mapping *m = l->mapping ? &src->mappings[l->mapping - 1] : NULL;
-        int64_t fi = conv_profile_function(dst, f->name, f->file, f->start_line);
+        function_key fk = {f->name, f->file, f->start_line, f->native};
+        int64_t fi = intern_function(dst, &fk);
         int64_t mi = m ? conv_profile_mapping(dst, m->start, m->limit, m->file_offset, m->file,
                                              m->build_id) : -1;
-        conv_location k = {(uint32_t)fi, l->line, (uint32_t)(mi + 1), l->address};
+        conv_location k = {(uint32_t)fi, l->line, (uint32_t)(mi + 1), l->address, l->inlined};
         int64_t li = fi < 0 || (m && mi < 0) ? -1 : intern_location(dst, &k);
         if (li < 0)
             goto out;
@@ -407,4 +426,4 @@ out:
     return rc;
 }
 
-int conv_function_is_native(const conv_function *f) { return !strcmp(f->file, CONV_NATIVE_FILE); }
+int conv_function_is_native(const conv_function *f) { return f->native; }

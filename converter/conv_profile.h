@@ -12,8 +12,10 @@
 
 typedef struct conv_function {
     char *name;      /* "HTTP::parse", "connection_state_remove base/.../main.zeek:329" */
-    char *file;      /* "" for BiFs, unresolved frames and empty_call_stack */
+    char *file;      /* "" for BiFs, unresolved frames and empty_call_stack; native
+                        functions: their source file, CONV_NATIVE_FILE when unknown */
     int start_line;
+    int native;      /* a native (C++) function of a --native recording */
 } conv_function;
 
 typedef struct conv_location {
@@ -21,6 +23,10 @@ typedef struct conv_location {
     int line;
     uint32_t mapping;  /* native frames: 1 + index into mappings; 0: none */
     uint64_t address;  /* native frames: the PC in the process; 0: none */
+    int inlined;       /* native frames: a function inlined at that PC into the
+                          next outer location of its stack (same mapping and
+                          address): pprof makes them one Location of several
+                          Lines, the other outputs frames of their own */
 } conv_location;
 
 /* A file mapped into a profiled process (a pprof Mapping): native
@@ -81,7 +87,8 @@ struct conv_profile {
 
 /* The pseudo-function of samples taken with an empty script call stack. */
 #define CONV_EMPTY_STACK "empty_call_stack"
-/* The file of every native (C++) function: their names are their identity. */
+/* The file of a native (C++) function whose source file is not known (no
+ * DWARF on the sensor). */
 #define CONV_NATIVE_FILE "[native]"
 
 /* Whether f is one body of an event or hook named "NAME FILE:LINE" (the
@@ -97,10 +104,12 @@ void conv_profile_free(conv_profile *p);
 /* Interning: the same content always gives the same index. -1 on no memory. */
 int64_t conv_profile_function(conv_profile *p, const char *name, const char *file, int start_line);
 int64_t conv_profile_location(conv_profile *p, uint32_t function, int line);
-/* A native location: function at address, in mapping (1 + its index; 0:
- * none). */
-int64_t conv_profile_native_location(conv_profile *p, uint32_t function, uint32_t mapping,
-                                     uint64_t address);
+/* A native function: file its source file, NULL when not known. */
+int64_t conv_profile_native_function(conv_profile *p, const char *name, const char *file);
+/* A native location: function at line (0: unknown) at address, in mapping
+ * (1 + its index; 0: none); inlined as in conv_location. */
+int64_t conv_profile_native_location(conv_profile *p, uint32_t function, int line, int inlined,
+                                     uint32_t mapping, uint64_t address);
 int64_t conv_profile_mapping(conv_profile *p, uint64_t start, uint64_t limit, uint64_t file_offset,
                              const char *file, const char *build_id);
 int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, const char *node);

@@ -63,6 +63,10 @@ typedef struct process {
     size_t nmodules;
     zs_native_location *locations;
     size_t nlocations, locations_cap;
+    /* Their source lines (LINES records), by location: n from at in line. */
+    struct loc_lines { uint32_t at, n; } *loc_lines;
+    zs_native_line *line;
+    size_t nline, line_cap;
     known_func *funcs; /* resolved so far, indexed by func_index */
     size_t nfuncs, funcs_cap;
     zs_intern func_index;
@@ -410,12 +414,45 @@ static int add_location(reading *rd, const zs_record *rec, zs_error *err)
     if (p->nlocations == p->locations_cap) {
         size_t cap = p->locations_cap ? 2 * p->locations_cap : 256;
         zs_native_location *more = realloc(p->locations, cap * sizeof *more);
-        if (!more)
+        if (more)
+            p->locations = more;
+        struct loc_lines *lines = more ? realloc(p->loc_lines, cap * sizeof *lines) : NULL;
+        if (!lines)
             return zs_fail(err, ZS_E_NOMEM, "%s: locations", rd->path);
-        p->locations = more;
+        p->loc_lines = lines;
         p->locations_cap = cap;
     }
+    p->loc_lines[p->nlocations] = (struct loc_lines){0, 0};
     p->locations[p->nlocations++] = *l;
+    return 0;
+}
+
+enum { MAX_LINES = 1 << 24 }; /* source lines of all locations of a process */
+
+/* The source lines of a location defined before (the reader checked),
+ * once. */
+static int add_lines(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->lines.pid, 1);
+    const zs_native_lines *l = rec->lines.l;
+    if (!p || l->location >= p->nlocations || p->loc_lines[l->location].n)
+        return zs_fail(err, ZS_E_CORRUPT,
+                       "%s: offset %" PRIu64 ": lines of location %" PRIu64 " unknown or given twice",
+                       rd->path, rec->offset, l->location);
+    if (p->nline + l->n > MAX_LINES)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": too many source lines",
+                       rd->path, rec->offset);
+    if (p->nline + l->n > p->line_cap) {
+        size_t cap = p->line_cap ? 2 * p->line_cap : 256;
+        zs_native_line *more = realloc(p->line, cap * sizeof *more);
+        if (!more)
+            return zs_fail(err, ZS_E_NOMEM, "%s: source lines", rd->path);
+        p->line = more;
+        p->line_cap = cap;
+    }
+    memcpy(p->line + p->nline, l->line, l->n * sizeof *l->line);
+    p->loc_lines[l->location] = (struct loc_lines){(uint32_t)p->nline, (uint32_t)l->n};
+    p->nline += l->n;
     return 0;
 }
 
@@ -434,26 +471,50 @@ static zs_frame_info native_frame(const process *p, uint64_t id)
     return (zs_frame_info){name, strdup(CONV_NATIVE_FILE), 0, 0, !mangled};
 }
 
-/* A format 3 native frame (a LOCATION id) as a profile location: its
- * symbol's function, at its address in its module's mapping. -1 on no
- * memory. */
-static int64_t native_location(conv_profile *prof, const process *p, uint64_t id, int *unresolved)
+/* A native function: symbol's name (demangled) in file (a SYMBOL id too;
+ * UINT64_MAX: not known). -1 on no memory. */
+static int64_t native_function(conv_profile *prof, const process *p, uint64_t symbol,
+                               uint64_t file, int *unresolved)
+{
+    zs_frame_info fi = native_frame(p, symbol);
+    const char *source = p && file < p->nsymbols ? p->symbols[file] : NULL;
+    *unresolved |= fi.unresolved;
+    int64_t f = fi.name ? conv_profile_native_function(prof, fi.name, source) : -1;
+    zs_frame_info_free(&fi);
+    return f;
+}
+
+/* A format 3 native frame (a LOCATION id) as profile locations, appended
+ * to locs (room for ZS_MAX_INLINE) outermost first: its symbol's function,
+ * at its address in its module's mapping, then the functions inlined there
+ * (from its LINES), each its own location marked inlined. The number
+ * appended, -1 on no memory. */
+static int native_locations(conv_profile *prof, const process *p, uint64_t id, uint32_t *locs,
+                            int *unresolved)
 {
     const zs_native_location *l = p && id < p->nlocations ? &p->locations[id] : NULL;
-    zs_frame_info fi = native_frame(p, l ? l->symbol : UINT64_MAX);
-    *unresolved = fi.unresolved;
-    int64_t f = fi.name && fi.file ? conv_profile_function(prof, fi.name, fi.file, 0) : -1;
-    zs_frame_info_free(&fi);
-    if (f < 0)
-        return -1;
     const zs_module *m = l && l->module ? &p->modules[l->module - 1] : NULL;
-    if (!m)
-        return conv_profile_native_location(prof, (uint32_t)f, 0, l ? l->address : 0);
-    int64_t mapping = conv_profile_mapping(prof, m->start, m->end, m->file_offset, m->path,
-                                           m->build_id);
-    return mapping < 0 ? -1
-                       : conv_profile_native_location(prof, (uint32_t)f, (uint32_t)mapping + 1,
-                                                      m->start + l->address);
+    int64_t mapping = m ? conv_profile_mapping(prof, m->start, m->end, m->file_offset, m->path,
+                                               m->build_id)
+                        : -1;
+    if (m && mapping < 0)
+        return -1;
+    uint64_t address = m ? m->start + l->address : l ? l->address : 0;
+    struct loc_lines ll = l ? p->loc_lines[id] : (struct loc_lines){0, 0};
+    const zs_native_line *lines = ll.n ? &p->line[ll.at] : NULL;
+    /* lines run innermost first; the last is in the symbol's function. */
+    for (uint32_t k = 0; k < (ll.n ? ll.n : 1); k++) {
+        const zs_native_line *at = lines ? &lines[ll.n - 1 - k] : NULL;
+        uint64_t symbol = k == 0 ? (l ? l->symbol : UINT64_MAX) : at->function;
+        int64_t f = native_function(prof, p, symbol, at ? at->file : UINT64_MAX, unresolved);
+        int64_t loc = f < 0 ? -1
+                            : conv_profile_native_location(prof, (uint32_t)f, at ? (int)at->line : 0,
+                                                           k > 0, (uint32_t)(mapping + 1), address);
+        if (loc < 0)
+            return -1;
+        locs[k] = (uint32_t)loc;
+    }
+    return ll.n ? (int)ll.n : 1;
 }
 
 static void note_event(reading *rd, const zs_record *rec)
@@ -557,12 +618,10 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
             continue;
         zs_frame_info fi;
         if (rd->format_version >= 3 && zs_frame_is_native(&s->frames[i])) {
-            int native_unresolved;
-            int64_t l = native_location(prof, p, s->frames[i].stmt, &native_unresolved);
-            if (l < 0)
+            int added = native_locations(prof, p, s->frames[i].stmt, locs + nlocs, &unresolved);
+            if (added < 0)
                 return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
-            unresolved |= native_unresolved;
-            locs[nlocs++] = (uint32_t)l;
+            nlocs += (uint32_t)added;
             continue;
         }
         if (rd->format_version >= 2 && zs_frame_is_native(&s->frames[i])) {
@@ -578,7 +637,10 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
             fi = (zs_frame_info){strdup(name), strdup(""), 0, 0, 1};
         }
         unresolved |= fi.unresolved;
-        int64_t f = fi.name && fi.file ? conv_profile_function(prof, fi.name, fi.file, fi.start_line) : -1;
+        int64_t f = !fi.name || !fi.file                  ? -1
+                    : zs_frame_is_native(&s->frames[i]) ? conv_profile_native_function(prof, fi.name, NULL)
+                                                        : conv_profile_function(prof, fi.name, fi.file,
+                                                                                fi.start_line);
         int64_t l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, fi.line);
         zs_frame_info_free(&fi);
         if (l < 0)
@@ -592,13 +654,18 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
 
 static int resolve_all(reading *rd, zs_error *err)
 {
-    uint32_t locs[ZS_MAX_FRAMES];
+    /* Each native frame may stand for ZS_MAX_INLINE functions. */
+    uint32_t *locs = malloc(ZS_MAX_FRAMES * ZS_MAX_INLINE * sizeof *locs);
+    if (!locs)
+        return zs_fail(err, ZS_E_NOMEM, "%s: resolving", rd->path);
     for (size_t i = 0; i < rd->nprocs; i++)
         zs_image_seal(rd->procs[i].image);
-    for (size_t i = 0; i < rd->nstacks; i++)
-        if (rd->stacks[i].defined && rd->stacks[i].count && resolve_stack(rd, &rd->stacks[i], locs, err))
-            return -1;
-    return 0;
+    int rc = 0;
+    for (size_t i = 0; i < rd->nstacks && rc == 0; i++)
+        if (rd->stacks[i].defined && rd->stacks[i].count)
+            rc = resolve_stack(rd, &rd->stacks[i], locs, err);
+    free(locs);
+    return rc;
 }
 
 static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
@@ -615,6 +682,7 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_SYMBOL: return add_symbol(rd, rec, err);
     case ZS_REC_MODULE: return add_module(rd, rec, err);
     case ZS_REC_LOCATION: return add_location(rd, rec, err);
+    case ZS_REC_LINES: return add_lines(rd, rec, err);
     }
     return 0; /* record types of later versions: nothing to do */
 }
@@ -804,6 +872,8 @@ void conv_read_close(conv_reading *rd)
         }
         free(rd->procs[i].modules);
         free(rd->procs[i].locations);
+        free(rd->procs[i].loc_lines);
+        free(rd->procs[i].line);
         for (size_t k = 0; k < rd->procs[i].nfuncs; k++)
             if (rd->procs[i].funcs[k].readable)
                 zs_func_info_free(&rd->procs[i].funcs[k].info);

@@ -25,6 +25,7 @@
 /* How long an answer may take: the first unwind after a module list parses
  * the modules' unwind tables, a zeek binary's among them. */
 enum { ANSWER_MS = 3000, MAX_SYMBOLS = 1 << 20, MAX_MODULES = 1 << 16, MAX_LOCATIONS = 1 << 22 };
+enum { MAX_LINES = 1 << 23 }; /* source lines of all locations */
 
 /* Captures asked for and not answered yet, oldest first: what each answer's
  * stack pointers are checked against. More than the sampling loop keeps
@@ -58,6 +59,8 @@ struct rec_native {
     size_t nmodules;
     rec_native_location *locations;
     size_t nlocations, locations_cap;
+    rec_native_line *lines; /* the locations' source lines, in one pool */
+    size_t nlines, lines_cap;
     uint64_t last_refresh_ns;
     unsigned refreshes;
     unsigned outstanding; /* unwinds asked for, not answered yet */
@@ -313,6 +316,7 @@ void rec_native_free(rec_native *n)
         free(n->modules[i].path);
     free(n->modules);
     free(n->locations);
+    free(n->lines);
     free(n);
 }
 
@@ -484,7 +488,38 @@ static int add_location(rec_native *n, const rec_unwind_head *h, size_t len)
         n->locations = more;
         n->locations_cap = cap;
     }
-    n->locations[n->nlocations++] = (rec_native_location){l.address, l.module, l.symbol};
+    n->locations[n->nlocations++] = (rec_native_location){l.address, l.module, l.symbol, 0, 0};
+    return 0;
+}
+
+/* The source lines of the location just sent: once, 1 to UW_MAX_INLINE of
+ * them, of names sent before, on lines a file can have. */
+static int add_lines(rec_native *n, const rec_unwind_head *h, size_t len)
+{
+    rec_unwind_line l[UW_MAX_INLINE];
+    size_t count = len / sizeof l[0];
+    rec_native_location *at = n->nlocations ? &n->locations[n->nlocations - 1] : NULL;
+    if (!at || h->arg != n->nlocations - 1 || at->nlines || count == 0 || count > UW_MAX_INLINE ||
+        len != count * sizeof l[0] || n->nlines + count > MAX_LINES)
+        return give_up(n, "the unwinder sent lines out of order"), -1;
+    memcpy(l, n->msg + sizeof *h, len);
+    for (size_t i = 0; i < count; i++)
+        if (l[i].function >= n->nnames || l[i].file >= n->nnames || l[i].line == 0 ||
+            l[i].line > UW_MAX_LINE)
+            return give_up(n, "the unwinder sent lines out of bounds"), -1;
+    if (n->nlines + count > n->lines_cap) {
+        size_t cap = n->lines_cap ? 2 * n->lines_cap : 1024;
+        rec_native_line *more = realloc(n->lines, cap * sizeof *more);
+        if (!more)
+            return give_up(n, "out of memory for native lines"), -1;
+        n->lines = more;
+        n->lines_cap = cap;
+    }
+    for (size_t i = 0; i < count; i++)
+        n->lines[n->nlines + i] = (rec_native_line){l[i].function, l[i].file, l[i].line};
+    at->line_at = (uint32_t)n->nlines;
+    at->nlines = (uint32_t)count;
+    n->nlines += count;
     return 0;
 }
 
@@ -584,6 +619,7 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
         int added = h.type == UW_NAME       ? add_name(n, &h, (size_t)len)
                     : h.type == UW_MODULE   ? add_module(n, &h, (size_t)len)
                     : h.type == UW_LOCATION ? add_location(n, &h, (size_t)len)
+                    : h.type == UW_LINES    ? add_lines(n, &h, (size_t)len)
                                             : 1;
         if (added < 0)
             return -1;
@@ -612,6 +648,11 @@ const rec_native_location *rec_native_location_of(const rec_native *n, uint64_t 
 const rec_native_module *rec_native_module_of(const rec_native *n, uint64_t id)
 {
     return id < n->nmodules ? &n->modules[id] : NULL;
+}
+
+const rec_native_line *rec_native_lines_of(const rec_native *n, const rec_native_location *l)
+{
+    return l->nlines ? &n->lines[l->line_at] : NULL;
 }
 
 const char *rec_native_broken(const rec_native *n) { return n->broken; }

@@ -40,7 +40,14 @@ typedef struct rec_native_location {
     uint64_t address; /* in the target */
     uint32_t module;  /* 0: none, else module id + 1 */
     uint32_t symbol;
+    uint32_t line_at, nlines; /* its source lines: nlines from line_at (0: none) */
 } rec_native_location;
+
+/* One source line of a location (from the module's DWARF): a function
+ * and a file, both name ids, and the line. */
+typedef struct rec_native_line {
+    uint32_t function, file, line;
+} rec_native_line;
 
 /* What rec_native_unwind says of a stack besides its frames. */
 enum { REC_NATIVE_TRUNCATED = 1, REC_NATIVE_ON_FIBER = 2 };
@@ -101,6 +108,8 @@ const char *rec_native_name(const rec_native *n, uint64_t id);
  * location; NULL for an id it never gave. */
 const rec_native_location *rec_native_location_of(const rec_native *n, uint64_t id);
 const rec_native_module *rec_native_module_of(const rec_native *n, uint64_t id);
+/* A location's source lines, innermost first (l->nlines of them). */
+const rec_native_line *rec_native_lines_of(const rec_native *n, const rec_native_location *l);
 
 /* Why the unwinder is gone (it crashed, hung or answered out of bounds),
  * or NULL while it works. */

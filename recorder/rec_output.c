@@ -304,6 +304,24 @@ static int write_module(rec_output *o, proc *p, const rec_native *n, uint32_t id
     return 0;
 }
 
+/* The source lines of a location just written (file id location), when
+ * the unwinder found them: their names first. */
+static int write_lines(rec_output *o, proc *p, const rec_native *n, const rec_native_location *l,
+                       uint64_t location, zs_error *err)
+{
+    const rec_native_line *lines = rec_native_lines_of(n, l);
+    zs_native_lines rec = {location, l->nlines, {{0}}};
+    if (!lines || l->nlines > ZS_MAX_INLINE)
+        return 0;
+    for (size_t i = 0; i < l->nlines; i++) {
+        if (write_symbol(o, p, lines[i].function, rec_native_name(n, lines[i].function), err) ||
+            write_symbol(o, p, lines[i].file, rec_native_name(n, lines[i].file), err))
+            return -1;
+        rec.line[i] = (zs_native_line){lines[i].function, lines[i].file, lines[i].line};
+    }
+    return zs_writer_lines(o->writer, (uint32_t)p->target->pid, &rec, err);
+}
+
 int rec_output_native(rec_output *o, pid_t pid, const rec_native *n, uint64_t id,
                       uint64_t *file_id, zs_error *err)
 {
@@ -326,7 +344,8 @@ int rec_output_native(rec_output *o, pid_t pid, const rec_native *n, uint64_t id
             rec.module = module + 1;
             rec.address -= rec_native_module_of(n, l->module - 1)->start; /* within it: checked */
         }
-        if (zs_writer_location(o->writer, (uint32_t)pid, &rec, err))
+        if (zs_writer_location(o->writer, (uint32_t)pid, &rec, err) ||
+            write_lines(o, p, n, l, rec.id, err))
             return -1;
         *slot = ++p->locations.n;
     }

@@ -22,6 +22,8 @@ enum rec_unwind_msg_type {
     UW_MODULE,     /* arg: the next module id; payload: rec_unwind_module, then
                       build_id_len raw bytes, then path_len bytes of path */
     UW_LOCATION,   /* arg: the next location id; payload: rec_unwind_location */
+    UW_LINES,      /* arg: the location just sent; payload: 1 to UW_MAX_INLINE
+                      rec_unwind_line, innermost first (from the module's DWARF) */
 };
 
 /* A module, sent before the first location in it. */
@@ -39,7 +41,16 @@ typedef struct rec_unwind_location {
     uint32_t symbol;
 } rec_unwind_location;
 
+/* One source line of a location: the function running there (the first an
+ * inlined one, the last the function the symbol names), in which file and
+ * line; names (functions and files alike) are UW_NAME ids. */
+typedef struct rec_unwind_line {
+    uint32_t function, file, line;
+} rec_unwind_line;
+
 enum {
+    UW_MAX_INLINE = 16,           /* lines per location (ZS_MAX_INLINE) */
+    UW_MAX_LINE = 1 << 24,        /* more lines than a source file has */
     UW_MAX_NAME = 1024,           /* longer names are cut */
     UW_MAX_PATH = 4096,           /* a module's path (ZS_MAX_MODULE_PATH) */
     UW_MAX_BUILD_ID = 64,         /* bytes */

@@ -4,6 +4,8 @@
 #include "rec_unwind_msg.h"
 #include "zs_intern.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -382,6 +384,121 @@ static int64_t name_id(unwinder *u, char *name)
     return (int64_t)u->nnames++;
 }
 
+/* A function DIE's name: its linkage name (mangled, as the symbol tables
+ * name functions, so that an inlined function reads like an out-of-line
+ * one), else its plain name; an inlined instance has both on its abstract
+ * origin, which dwarf_attr_integrate follows. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+        name = dwarf_formstring(&attr);
+    if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+        name = dwarf_formstring(&attr);
+    return name;
+}
+
+/* The file and line an inlined instance was called from, in its caller. */
+static int call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t nfiles, const char **file,
+                     Dwarf_Word *line)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word index;
+    if (!files || !dwarf_attr(inlined, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &index) ||
+        index >= nfiles || !dwarf_attr(inlined, DW_AT_call_line, &attr) ||
+        dwarf_formudata(&attr, line))
+        return -1;
+    *file = dwarf_filesrc(files, index, NULL, NULL);
+    return *file ? 0 : -1;
+}
+
+/* Interns a name cut to the protocol's bound; -1 when out of memory. */
+static int64_t text_id(unwinder *u, const char *text)
+{
+    char *copy = strndup(text, UW_MAX_NAME - 1);
+    return copy ? name_id(u, copy) : -1;
+}
+
+/* Adds one line (function name, file, line) to out; the outermost
+ * function is named by its symbol (outer_symbol) so that it stays the
+ * function the location's symbol names. 0, 1 when it cannot be said (the
+ * lines end there), -1 when out of memory. */
+static int add_line(unwinder *u, rec_unwind_line *out, const char *function, int64_t symbol,
+                    const char *file, Dwarf_Word line)
+{
+    if (!file || line == 0 || line > UW_MAX_LINE || (symbol < 0 && !function))
+        return 1;
+    int64_t f = symbol >= 0 ? symbol : text_id(u, function);
+    int64_t s = f >= 0 ? text_id(u, file) : -1;
+    if (s < 0)
+        return -1;
+    *out = (rec_unwind_line){(uint32_t)f, (uint32_t)s, (uint32_t)line};
+    return 0;
+}
+
+/* The source lines of pc from its module's DWARF, innermost first: the
+ * line pc is on, in the innermost inlined function, then each inlined
+ * call's site in its caller, up to the function the symbol names. 0 when
+ * there is no DWARF there, -1 when out of memory. */
+static int lines_of(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
+                    rec_unwind_line *out)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+    Dwfl_Line *src = cu ? dwfl_module_getsrc(mod, pc) : NULL;
+    int lineno = 0;
+    const char *file = src ? dwfl_lineinfo(src, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (!file || lineno <= 0)
+        return 0;
+    Dwarf_Die *scopes = NULL;
+    int nscopes = dwarf_getscopes(cu, pc - bias, &scopes);
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+        files = NULL;
+    int n = 0, rc = 0;
+    Dwarf_Word line = (Dwarf_Word)lineno;
+    /* scopes run innermost first: blocks, inlined instances, then the
+     * subprogram they lie in (not always listed: GCC's out-of-line copy
+     * of a function that is also inlined elsewhere can be missing). */
+    for (int i = 0; i < nscopes && n < UW_MAX_INLINE - 1 && rc == 0; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram)
+            break;
+        if (tag != DW_TAG_inlined_subroutine)
+            continue;
+        rc = add_line(u, &out[n], die_function_name(&scopes[i]), -1, file, line);
+        n += rc == 0;
+        if (rc == 0 && call_site(&scopes[i], files, nfiles, &file, &line) != 0)
+            rc = 1; /* its caller's line is not known: the chain ends here */
+    }
+    /* The outermost: the function the symbol names, at the outermost
+     * inlined call (or the PC's line). */
+    if (rc == 0) {
+        rc = add_line(u, &out[n], NULL, symbol, file, line);
+        n += rc == 0;
+    }
+    free(scopes);
+    /* A chain cut short would put its last line in the wrong function:
+     * none then. */
+    return rc < 0 ? -1 : rc > 0 ? 0 : n;
+}
+
+/* Sends the lines of the location just sent, when its module has them. */
+static int send_lines(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
+                      uint32_t location)
+{
+    rec_unwind_line lines[UW_MAX_INLINE];
+    int n = mod ? lines_of(u, mod, pc, symbol, lines) : 0;
+    if (n > 0) {
+        rec_unwind_head head = {UW_LINES, location};
+        send_or_exit(u->sock, &head, lines, (size_t)n * sizeof lines[0]);
+    }
+    return n < 0 ? -1 : 0;
+}
+
 /* The location of pc, worked out once per PC: its symbol and module are
  * sent before it, each once. NULL when out of memory. */
 static const pc_entry *location(unwinder *u, uint64_t pc)
@@ -410,6 +527,8 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
         return NULL;
     uint32_t in = module >= 0 ? (uint32_t)module + 1 : 0;
     u->pc_loc[u->npc] = (pc_entry){send_location(u, pc, in, (uint32_t)id), (uint32_t)id};
+    if (send_lines(u, mod, pc, (uint32_t)id, u->pc_loc[u->npc].location))
+        return NULL;
     return &u->pc_loc[u->npc++];
 }
 

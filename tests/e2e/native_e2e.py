@@ -187,6 +187,50 @@ def check_mappings(label, env, gen):
              sum(1 for _, m, _ in locations if m is not None)))
 
 
+def body_lines(source, signature):
+    """The lines (1-based) of a function's body in source: from its
+    signature's line to the first closing brace at the start of a line."""
+    with open(source) as f:
+        lines = f.read().splitlines()
+    start = next(i for i, l in enumerate(lines) if signature in l)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("}"))
+    return range(start + 1, end + 2)
+
+
+def check_lines(label, env, stripped):
+    """Source lines of native frames, as `go tool pprof -raw` lists them:
+    with DWARF, hash_block at a line of its body in the double's source and
+    some location holding an inlined function as a Line of its own; stripped,
+    no file and no line."""
+    raw = e2e.run(["go", "tool", "pprof", "-raw", env.path("native.pb.gz")]).stdout
+    section, lines, multi = None, [], 0
+    for line in raw.splitlines():
+        if line in ("Locations", "Mappings"):
+            section = line
+            continue
+        if section != "Locations":
+            continue
+        m = re.match(r"\s*(?:\d+: 0x[0-9a-f]+(?: M=\d+)? )?(.*) (\S+):(\d+) s=\d+", line)
+        if m:
+            lines.append((m.group(1), m.group(2), int(m.group(3))))
+            multi += not re.match(r"\s*\d+: 0x", line)
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "zeek_double.cc")
+    body = body_lines(source, "void hash_block(int64_t ns)")
+    at = [(f, n) for name, f, n in lines if name == "zeek::detail::hash_block"]
+    if stripped:
+        if any(f != "[native]" or n for f, n in at):
+            e2e.fail("%s: hash_block has a source line without DWARF: %s" % (label, at))
+        print("  %s: no source lines, as there is no DWARF" % label)
+        return
+    if not at or any(not f.endswith("zeek_double.cc") or n not in body for f, n in at):
+        e2e.fail("%s: hash_block not at lines %d-%d of zeek_double.cc: %s"
+                 % (label, body[0], body[-1], at))
+    if not multi:
+        e2e.fail("%s: no location holds an inlined function" % label)
+    print("  %s: hash_block at zeek_double.cc:%s; %d inlined Lines"
+          % (label, sorted(set(n for _, n in at)), multi))
+
+
 def pprof_traces(env, rec, extra):
     """Every sample's stack from `go tool pprof -traces` on the pprof output
     (converted through a cache shared by all calls): (frames outermost first,
@@ -317,6 +361,7 @@ def main():
             stacks, truth, unwound, failed, mismatched = record(env, gen)
             names[stripped] = check(label, gen, stacks, truth, unwound, failed, mismatched)
             check_mappings(label, env, gen)
+            check_lines(label, env, stripped)
             check_plumbing(label, gen, env, truth)
         for c in CHAIN[gen]:
             if c not in names[True] or c not in names[False]:

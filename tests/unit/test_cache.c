@@ -106,12 +106,14 @@ static int profiles_equal(const conv_profile *a, const conv_profile *b)
     for (size_t i = 0; i < a->nfunctions; i++)
         if (!str_eq(a->functions[i].name, b->functions[i].name) ||
             !str_eq(a->functions[i].file, b->functions[i].file) ||
-            a->functions[i].start_line != b->functions[i].start_line)
+            a->functions[i].start_line != b->functions[i].start_line ||
+            a->functions[i].native != b->functions[i].native)
             return 0;
     for (size_t i = 0; i < a->nlocations; i++)
         if (a->locations[i].function != b->locations[i].function || a->locations[i].line != b->locations[i].line ||
             a->locations[i].mapping != b->locations[i].mapping ||
-            a->locations[i].address != b->locations[i].address)
+            a->locations[i].address != b->locations[i].address ||
+            a->locations[i].inlined != b->locations[i].inlined)
             return 0;
     for (size_t i = 0; i < a->nstacks; i++) {
         const conv_stack *x = &a->stacks[i], *y = &b->stacks[i];
@@ -319,7 +321,7 @@ static void test_round_trip(void)
     CHECK(sql_int(path, "SELECT count(*) FROM functions") == (long long)(p2->nfunctions + p3->nfunctions));
     CHECK(sql_int(path, "SELECT count(*) FROM locations") == (long long)(p2->nlocations + p3->nlocations));
     CHECK(sql_int(path, "SELECT count(*) FROM stacks") == (long long)(p2->nstacks + p3->nstacks));
-    CHECK(sql_int(path, "PRAGMA user_version") == 3);
+    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     conv_cache_close(c);
 
     /* Survives closing, in WAL mode. */
@@ -502,7 +504,7 @@ static void test_newer_version_set_aside(void)
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "schema version 99");
     CHECK(sql_int(set_aside_file(path_in("newer")), "PRAGMA user_version") == 99);
-    CHECK(sql_int(path, "PRAGMA user_version") == 3);
+    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     conv_profile *p = make_profile(21, 20, 50);
     CHECK(c && conv_cache_store(c, "k", p, &err) == 0);
     CHECK(c && loads_as(c, "k", p));
@@ -816,7 +818,7 @@ static void test_migration_from_v1(void)
     CHECK(c != NULL);
     if (!c)
         return;
-    CHECK(sql_int(path, "PRAGMA user_version") == 3);
+    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     conv_profile *p = make_profile(7, 12, 40);
     int64_t proc = conv_profile_process(p, "sensor-2", 99, "worker-3");
     uint32_t loc = 0;
@@ -847,13 +849,13 @@ static void test_migration_from_v2(void)
     CHECK(c != NULL);
     if (!c)
         return;
-    CHECK(sql_int(path, "PRAGMA user_version") == 3);
+    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     conv_profile *p = make_profile(3, 5, 10);
-    int64_t f = conv_profile_function(p, "zeek::detail::hash_update(long)", "[native]", 0);
+    int64_t f = conv_profile_native_function(p, "zeek::detail::hash_update(long)", NULL);
     int64_t m = conv_profile_mapping(p, 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0x1000,
                                      "/usr/local/zeek/bin/zeek", "addc57a744a940e2");
     int64_t l = f < 0 || m < 0 ? -1
-                               : conv_profile_native_location(p, (uint32_t)f, (uint32_t)m + 1,
+                               : conv_profile_native_location(p, (uint32_t)f, 0, 0, (uint32_t)m + 1,
                                                               0xffffffffff600abcULL);
     int64_t proc = conv_profile_process(p, "sensor-2", 99, "");
     uint32_t loc = (uint32_t)l;
@@ -861,6 +863,56 @@ static void test_migration_from_v2(void)
     CHECK(conv_cache_store(c, "migrated:2", p, &err) == 0);
     CHECK(loads_as(c, "migrated:2", p));
     CHECK(sql_int(path, "SELECT count(*) FROM mappings") == 1);
+    conv_profile_free(p);
+    conv_cache_close(c);
+}
+
+/* A cache of schema version 3 (native functions told by their file
+ * '[native]') is migrated to version 4: the native functions stored
+ * before are flagged native, and it stores native source lines with an
+ * inlined function. */
+static void test_migration_from_v3(void)
+{
+    zs_error err = {0};
+    const char *path = path_in("v3/cache.sqlite");
+    mkdir(path_in("v3"), 0700);
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, CACHE_SCHEMA_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, CACHE_MIGRATION2_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, CACHE_MIGRATION3_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "INSERT INTO recordings (key, converter, stored_at, start_wall_ns,"
+                       " duration_ns, period_ns, samples, skipped, unresolved, torn)"
+                       " VALUES ('old', 'x', 0, 0, 0, 0, 0, 0, 0, 0);"
+                       "INSERT INTO functions (recording, idx, name, file, start_line)"
+                       " VALUES (1, 0, 'main', '[native]', 0), (1, 1, 'f', 'a.zeek', 3);"
+                       "PRAGMA user_version = 3",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+
+    conv_cache *c = conv_cache_open(path, NULL, &err);
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    CHECK(sql_int(path, "PRAGMA user_version") == 4);
+    CHECK(sql_int(path, "SELECT native FROM functions WHERE name = 'main'") == 1);
+    CHECK(sql_int(path, "SELECT native FROM functions WHERE name = 'f'") == 0);
+    conv_profile *p = make_profile(3, 5, 10);
+    int64_t outer = conv_profile_native_function(p, "zeek::detail::hash_block(long)", "/src/d.cc");
+    int64_t inner = conv_profile_native_function(p, "zd::spin(long)", "/src/d.cc");
+    int64_t m = conv_profile_mapping(p, 0x400000, 0x500000, 0, "/bin/zeek", "");
+    int64_t lo = outer < 0 || m < 0 ? -1
+                 : conv_profile_native_location(p, (uint32_t)outer, 299, 0, (uint32_t)m + 1, 0x401234);
+    int64_t li = inner < 0 || m < 0 ? -1
+                 : conv_profile_native_location(p, (uint32_t)inner, 220, 1, (uint32_t)m + 1, 0x401234);
+    int64_t proc = conv_profile_process(p, "sensor-2", 99, "");
+    uint32_t locs[2] = {(uint32_t)lo, (uint32_t)li};
+    CHECK(lo >= 0 && li >= 0 && li != lo && proc >= 0 &&
+          conv_profile_add_process_stack(p, (uint32_t)proc, locs, 2, 5) == 0);
+    CHECK(conv_cache_store(c, "migrated:3", p, &err) == 0);
+    CHECK(loads_as(c, "migrated:3", p));
+    CHECK(sql_int(path, "SELECT count(*) FROM locations WHERE inlined = 1") == 1);
     conv_profile_free(p);
     conv_cache_close(c);
 }
@@ -913,6 +965,7 @@ int main(void)
     test_killed_writer();
     test_migration_from_v1();
     test_migration_from_v2();
+    test_migration_from_v3();
     test_load_speed();
     if (!check_failures)
         remove_tree(tmp);

@@ -76,6 +76,7 @@ typedef struct expected {
     const char *message;
     const zs_module *mod;
     const zs_native_location *loc;
+    const zs_native_lines *lines;
 } expected;
 
 enum { MAX_EXPECTED = 64 };
@@ -223,6 +224,11 @@ static int write_script(const char *path, int every_record, script *s)
         ADD(.type = ZS_REC_LOCATION, .pid = 4242, .loc = &locs[i]);
         STEP(zs_writer_location(w, 4242, &locs[i], &err));
     }
+    /* Source lines of a location: an inlined function, then its caller
+     * (the symbol's function); function and file are SYMBOL ids. */
+    static const zs_native_lines lines = {1, 2, {{70001, 70002, 97}, {70000, 70002, (1 << 24)}}};
+    ADD(.type = ZS_REC_LINES, .pid = 4242, .lines = &lines);
+    STEP(zs_writer_lines(w, 4242, &lines, &err));
     /* Another process counts its ids from 0. */
     ADD(.type = ZS_REC_MODULE, .pid = 7, .mod = &mods[0]);
     STEP(zs_writer_module(w, 7, &mods[0], &err));
@@ -281,6 +287,10 @@ static int matches(const zs_record *r, const expected *e)
     }
     case ZS_REC_LOCATION:
         return r->location.pid == e->pid && !memcmp(&r->location.l, e->loc, sizeof *e->loc);
+    case ZS_REC_LINES:
+        return r->lines.pid == e->pid && r->lines.l->location == e->lines->location &&
+               r->lines.l->n == e->lines->n &&
+               !memcmp(r->lines.l->line, e->lines->line, e->lines->n * sizeof *e->lines->line);
     }
     return 0;
 }
@@ -777,6 +787,49 @@ static void put_location(zs_buf *b, uint64_t id, uint64_t module)
     put_record(b, ZS_REC_LOCATION, p.data, p.len);
 }
 
+/* One LINES record of pid 9: location, n lines (1 each), the last at line. */
+static void put_lines(zs_buf *b, uint64_t location, uint64_t n, uint64_t line)
+{
+    uint8_t raw[256];
+    zs_buf p = {raw, 0, sizeof raw};
+    zs_put_varint(&p, 9);
+    zs_put_varint(&p, location);
+    zs_put_varint(&p, n);
+    for (uint64_t i = 0; i < n && i < 20; i++) {
+        zs_put_varint(&p, 1);
+        zs_put_varint(&p, 1);
+        zs_put_varint(&p, i + 1 == n ? line : 1);
+    }
+    put_record(b, ZS_REC_LINES, p.data, p.len);
+}
+
+static void test_bad_lines_records(void)
+{
+    zs_buf b = {0};
+    put_record(&b, ZS_REC_LINES, "\x09\x00\x02\x01", 4); /* two lines promised, none there */
+    expect_bad_native("lines-cut", &b, "malformed");
+    b.len = 0;
+    put_lines(&b, 0, 1, 10); /* no location 0 yet */
+    expect_bad_native("lines-undefined", &b, "location not defined before");
+    b.len = 0;
+    put_location(&b, 0, 0);
+    put_lines(&b, 0, 0, 1);
+    expect_bad_native("lines-none", &b, "none, or more than 16");
+    b.len = 0;
+    put_location(&b, 0, 0);
+    put_lines(&b, 0, ZS_MAX_INLINE + 1, 1);
+    expect_bad_native("lines-many", &b, "none, or more than 16");
+    b.len = 0;
+    put_location(&b, 0, 0);
+    put_lines(&b, 0, 2, 0);
+    expect_bad_native("lines-zero", &b, "line number out of range");
+    b.len = 0;
+    put_location(&b, 0, 0);
+    put_lines(&b, 0, 1, ZS_MAX_LINE + 1);
+    expect_bad_native("lines-huge", &b, "line number out of range");
+    zs_buf_free(&b);
+}
+
 static void test_bad_native_records(void)
 {
     zs_buf b = {0};
@@ -943,6 +996,7 @@ int main(void)
     test_record_past_frame();
     test_truncated();
     test_bad_native_records();
+    test_bad_lines_records();
     test_unknown_records();
 
     char cmd[600];
