@@ -270,7 +270,23 @@ static uint64_t file_offset_at(const unwinder *u, uint64_t start)
     return 0;
 }
 
-/* The name of pc: its symbol, or its module and offset. */
+/* The name of the PLT section (.plt, .plt.got, .plt.sec) pc lies in, or
+ * NULL: no symbol covers a PLT stub, and naming each by its offset would
+ * look like an unknown function of that module. */
+static const char *plt_section(Dwfl_Module *mod, Dwarf_Addr pc)
+{
+    Dwarf_Addr bias, at = pc;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    Elf_Scn *scn = elf ? dwfl_module_address_section(mod, &at, &bias) : NULL;
+    GElf_Shdr shdr;
+    size_t strndx;
+    if (!scn || !gelf_getshdr(scn, &shdr) || elf_getshdrstrndx(elf, &strndx) != 0)
+        return NULL;
+    const char *name = elf_strptr(elf, strndx, shdr.sh_name);
+    return name && !strncmp(name, ".plt", 4) && strlen(name) < 16 ? name : NULL;
+}
+
+/* The name of pc: its symbol, its module's PLT, or its module and offset. */
 static char *name_of(unwinder *u, uint64_t pc)
 {
     Dwfl_Module *mod = u->dwfl && in_code(u, pc) ? dwfl_addrmodule(u->dwfl, pc) : NULL;
@@ -285,8 +301,12 @@ static char *name_of(unwinder *u, uint64_t pc)
     Dwarf_Addr start;
     const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
     const char *base = path ? strrchr(path, '/') : NULL;
-    snprintf(buf, sizeof buf, "[%s+0x%llx]", base ? base + 1 : path ? path : "?",
-             (unsigned long long)(pc - start));
+    const char *module = base ? base + 1 : path ? path : "?";
+    const char *plt = plt_section(mod, pc);
+    if (plt) /* a call through the PLT: one frame per module, not per stub */
+        snprintf(buf, sizeof buf, "[%s %s]", module, plt);
+    else
+        snprintf(buf, sizeof buf, "[%s+0x%llx]", module, (unsigned long long)(pc - start));
     return strdup(buf);
 }
 

@@ -338,9 +338,9 @@ def check_plugin(build):
             in_plugin += count
             if "main" not in frames[:frames.index(PLUGIN_FRAME)]:
                 e2e.fail("plugin: its frame not under main: " + line)
-        # Named by a module's offset: PLT stubs of the double and the plugin
-        # (no symbol covers them); any other module means a PC of the plugin
-        # taken for a neighbour's (libdwfl's extent of libgcc_s did).
+        # Named by a module's offset (PLT stubs are named "[module .plt]"):
+        # a PC of the plugin taken for a neighbour's (libdwfl's extent of
+        # libgcc_s did), or code no symbol covers.
         if any(re.match(r"\[(?!zeek-double|zeek-plugin-demo).*\+0x[0-9a-f]+\]$", f) for f in frames):
             by_offset += count
     # 200 us of each ~7 ms connection from the second second on: about 2 %.
