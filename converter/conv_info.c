@@ -18,6 +18,7 @@ typedef struct info {
     uint64_t frames, last_offset;
     int any;
     uint64_t snapshot_bytes, snapshot_regions, events_shown;
+    uint64_t modules, locations, located; /* --native: with source lines */
 } info;
 
 static void print_wall(FILE *out, int64_t ns)
@@ -77,6 +78,12 @@ static void see(void *ctx, const zs_record *r)
     } else if (r->type == ZS_REC_SNAPSHOT) {
         in->snapshot_bytes += r->snapshot.len;
         in->snapshot_regions++;
+    } else if (r->type == ZS_REC_MODULE) {
+        in->modules++;
+    } else if (r->type == ZS_REC_LOCATION) {
+        in->locations++;
+    } else if (r->type == ZS_REC_LINES) {
+        in->located++;
     } else if (r->type == ZS_REC_EVENT && r->event.kind != ZS_EV_SKIPPED &&
                r->event.kind != ZS_EV_TORN && *r->event.message &&
                in->events_shown++ < MAX_EVENTS_SHOWN) {
@@ -106,6 +113,9 @@ static void summary(const info *in, const conv_read_totals *t, const conv_read_r
             " skipped ticks, %" PRIu64 " torn reads; snapshot %" PRIu64 " bytes in %" PRIu64
             " regions\n",
             t->samples, t->stacks, t->skipped, t->torn, in->snapshot_bytes, in->snapshot_regions);
+    if (in->modules || in->locations)
+        fprintf(out, "  native frames: %" PRIu64 " modules, %" PRIu64 " distinct PCs, %" PRIu64
+                " of them with source lines (DWARF)\n", in->modules, in->locations, in->located);
     if (rep->truncated)
         fprintf(out, "  zstd frames: %" PRIu64 ", the last one (offset %" PRIu64
                 ") cut short; its whole records are used\n", in->frames, rep->truncated_at);

@@ -16,7 +16,8 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r3" /* r2: normalized script paths; r3: native mappings */
+#define RESOLVER_GENERATION "r4" /* r2: normalized script paths; r3: native mappings;
+                                   r4: native file:line and inlined frames */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each

@@ -294,6 +294,18 @@ def check_plumbing(label, gen, env, truth_path):
           "samples" % (label, nested))
 
 
+def check_info(label, env, stripped):
+    """--info counts the modules, PCs and PCs with source lines."""
+    info = e2e.run([env.convert, "--info", env.path("native.zspy")]).stdout
+    m = re.search(r"native frames: (\d+) modules, (\d+) distinct PCs, (\d+) of them with source", info)
+    if not m or int(m.group(1)) < 2 or int(m.group(2)) < 10:
+        e2e.fail("%s: --info without its native frames line: %s" % (label, info))
+    # A stripped double may still have lines in system libraries whose
+    # debug files are installed (/usr/lib/debug): only DWARF ones must.
+    if not stripped and int(m.group(3)) == 0:
+        e2e.fail("%s: --info: no PC with source lines in a DWARF build" % label)
+
+
 def check_fiber(label, stacks):
     """Samples on the Spicy-like fiber start at the [spicy fiber] marker,
     then HILTI's fiber entry and the parser: never under main, never
@@ -363,6 +375,7 @@ def main():
             check_mappings(label, env, gen)
             check_lines(label, env, stripped)
             check_plumbing(label, gen, env, truth)
+            check_info(label, env, stripped)
         for c in CHAIN[gen]:
             if c not in names[True] or c not in names[False]:
                 e2e.fail("Zeek %s: %s missing (DWARF %s, stripped %s)"
