@@ -1,4 +1,5 @@
 #include "conv_read.h"
+#include "zs_grow.h"
 #include "conv_demangle.h"
 
 #include <inttypes.h>
@@ -114,14 +115,8 @@ static process *find_process(reading *rd, uint32_t pid, int create)
             return &rd->procs[i];
     if (!create || rd->nprocs == MAX_PROCESSES)
         return NULL;
-    if (rd->nprocs == rd->procs_cap) {
-        size_t cap = rd->procs_cap ? 2 * rd->procs_cap : 8;
-        process *more = realloc(rd->procs, cap * sizeof *more);
-        if (!more)
-            return NULL;
-        rd->procs = more;
-        rd->procs_cap = cap;
-    }
+    if (zs_grow(&rd->procs, &rd->procs_cap, rd->nprocs + 1, sizeof *rd->procs, 8))
+        return NULL;
     process *p;
     p = &rd->procs[rd->nprocs];
     memset(p, 0, sizeof *p);
@@ -291,14 +286,8 @@ static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, zs_error *err
             rd->npending -= rd->pending_head;
             rd->pending_head = 0;
         }
-        if (rd->npending == rd->pending_cap) {
-            size_t cap = rd->pending_cap ? 2 * rd->pending_cap : 1024;
-            pending_sample *more = realloc(rd->pending, cap * sizeof *more);
-            if (!more)
-                return zs_fail(err, ZS_E_NOMEM, "%s: samples waiting for network time", rd->path);
-            rd->pending = more;
-            rd->pending_cap = cap;
-        }
+        if (zs_grow(&rd->pending, &rd->pending_cap, rd->npending + 1, sizeof *rd->pending, 1024))
+            return zs_fail(err, ZS_E_NOMEM, "%s: samples waiting for network time", rd->path);
     }
     rd->pending[rd->npending++] = (pending_sample){t_us, id};
     return settle(rd, 0, err);
@@ -412,17 +401,11 @@ static int add_location(reading *rd, const zs_record *rec, zs_error *err)
         return zs_fail(err, ZS_E_CORRUPT,
                        "%s: offset %" PRIu64 ": location %" PRIu64 " lies outside its module",
                        rd->path, rec->offset, l->id);
-    if (p->nlocations == p->locations_cap) {
-        size_t cap = p->locations_cap ? 2 * p->locations_cap : 256;
-        zs_native_location *more = realloc(p->locations, cap * sizeof *more);
-        if (more)
-            p->locations = more;
-        struct loc_lines *lines = more ? realloc(p->loc_lines, cap * sizeof *lines) : NULL;
-        if (!lines)
-            return zs_fail(err, ZS_E_NOMEM, "%s: locations", rd->path);
-        p->loc_lines = lines;
-        p->locations_cap = cap;
-    }
+    /* Two arrays of one capacity: loc_lines grows to what locations got. */
+    size_t lines_cap = p->locations_cap;
+    if (zs_grow(&p->locations, &p->locations_cap, p->nlocations + 1, sizeof *p->locations, 256) ||
+        zs_grow(&p->loc_lines, &lines_cap, p->locations_cap, sizeof *p->loc_lines, 256))
+        return zs_fail(err, ZS_E_NOMEM, "%s: locations", rd->path);
     p->loc_lines[p->nlocations] = (struct loc_lines){0, 0};
     p->locations[p->nlocations++] = *l;
     return 0;
@@ -443,14 +426,8 @@ static int add_lines(reading *rd, const zs_record *rec, zs_error *err)
     if (p->nline + l->n > MAX_LINES)
         return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": too many source lines",
                        rd->path, rec->offset);
-    if (p->nline + l->n > p->line_cap) {
-        size_t cap = p->line_cap ? 2 * p->line_cap : 256;
-        zs_native_line *more = realloc(p->line, cap * sizeof *more);
-        if (!more)
-            return zs_fail(err, ZS_E_NOMEM, "%s: source lines", rd->path);
-        p->line = more;
-        p->line_cap = cap;
-    }
+    if (zs_grow(&p->line, &p->line_cap, p->nline + l->n, sizeof *p->line, 256))
+        return zs_fail(err, ZS_E_NOMEM, "%s: source lines", rd->path);
     memcpy(p->line + p->nline, l->line, l->n * sizeof *l->line);
     p->loc_lines[l->location] = (struct loc_lines){(uint32_t)p->nline, (uint32_t)l->n};
     p->nline += l->n;
@@ -543,14 +520,8 @@ static int func_of(process *p, const zs_memory *mem, uint64_t addr, const zs_fun
     uint64_t h = zs_mix64(addr); /* a bijection: the hash is the key */
     int64_t at = zs_intern_find(&p->func_index, h, NULL, NULL, NULL);
     if (at < 0) {
-        if (p->nfuncs == p->funcs_cap) {
-            size_t cap = p->funcs_cap ? 2 * p->funcs_cap : 64;
-            known_func *more = realloc(p->funcs, cap * sizeof *more);
-            if (!more)
-                return -1;
-            p->funcs = more;
-            p->funcs_cap = cap;
-        }
+        if (zs_grow(&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof *p->funcs, 64))
+            return -1;
         known_func *k = &p->funcs[p->nfuncs];
         k->readable = zs_resolve_func(mem, &p->layout, addr, &k->info) == 0;
         if (zs_intern_add(&p->func_index, h, (uint32_t)p->nfuncs)) {

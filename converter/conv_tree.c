@@ -1,4 +1,5 @@
 #include "conv_tree.h"
+#include "zs_grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +32,8 @@ static int grow_slots(conv_tree *t)
 
 static int64_t add_node(conv_tree *t, uint32_t parent, uint32_t function)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 256;
-        conv_tree_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
-        if (!nodes)
-            return -1;
-        t->nodes = nodes;
-        t->cap = cap;
-    }
+    if (zs_grow(&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes, 256))
+        return -1;
     conv_tree_node *n = &t->nodes[t->n];
     *n = (conv_tree_node){function, parent, CONV_TREE_NONE, CONV_TREE_NONE, 0};
     if (parent != CONV_TREE_NONE) {

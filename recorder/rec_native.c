@@ -1,4 +1,5 @@
 #include "rec_native.h"
+#include "zs_grow.h"
 
 #include "rec_clock.h"
 #include "rec_mixed.h"
@@ -480,14 +481,8 @@ static int add_location(rec_native *n, const rec_unwind_head *h, size_t len)
     if (l.symbol >= n->nnames || l.module > n->nmodules ||
         (m && (l.address < m->start || l.address >= m->end)))
         return give_up(n, "the unwinder sent a location out of bounds"), -1;
-    if (n->nlocations == n->locations_cap) {
-        size_t cap = n->locations_cap ? 2 * n->locations_cap : 1024;
-        rec_native_location *more = realloc(n->locations, cap * sizeof *more);
-        if (!more)
-            return give_up(n, "out of memory for native locations"), -1;
-        n->locations = more;
-        n->locations_cap = cap;
-    }
+    if (zs_grow(&n->locations, &n->locations_cap, n->nlocations + 1, sizeof *n->locations, 1024))
+        return give_up(n, "out of memory for native locations"), -1;
     n->locations[n->nlocations++] = (rec_native_location){l.address, l.module, l.symbol, 0, 0};
     return 0;
 }
@@ -507,14 +502,8 @@ static int add_lines(rec_native *n, const rec_unwind_head *h, size_t len)
         if (l[i].function >= n->nnames || l[i].file >= n->nnames || l[i].line == 0 ||
             l[i].line > UW_MAX_LINE)
             return give_up(n, "the unwinder sent lines out of bounds"), -1;
-    if (n->nlines + count > n->lines_cap) {
-        size_t cap = n->lines_cap ? 2 * n->lines_cap : 1024;
-        rec_native_line *more = realloc(n->lines, cap * sizeof *more);
-        if (!more)
-            return give_up(n, "out of memory for native lines"), -1;
-        n->lines = more;
-        n->lines_cap = cap;
-    }
+    if (zs_grow(&n->lines, &n->lines_cap, n->nlines + count, sizeof *n->lines, 1024))
+        return give_up(n, "out of memory for native lines"), -1;
     for (size_t i = 0; i < count; i++)
         n->lines[n->nlines + i] = (rec_native_line){l[i].function, l[i].file, l[i].line};
     at->line_at = (uint32_t)n->nlines;

@@ -1,4 +1,5 @@
 #include "rec_unwinder.h"
+#include "zs_grow.h"
 
 #include "rec_sandbox.h"
 #include "rec_unwind_msg.h"
@@ -163,13 +164,8 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 /* The executable mappings of files (and the vdso) in the module list. */
 static void add_file_map(unwinder *u, uint64_t start, uint64_t offset, size_t *cap)
 {
-    if (u->nfile_maps == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        file_map *more = realloc(u->file_maps, *cap * sizeof *more);
-        if (!more)
-            _exit(4);
-        u->file_maps = more;
-    }
+    if (zs_grow(&u->file_maps, cap, u->nfile_maps + 1, sizeof *u->file_maps, 64))
+        _exit(4);
     u->file_maps[u->nfile_maps++] = (file_map){start, offset};
 }
 
@@ -190,13 +186,8 @@ static void find_code(unwinder *u)
             name_at && buf[name_at] == '/')
             add_file_map(u, start, offset, &maps_cap);
         if (name_at && perms[2] == 'x' && (buf[name_at] == '/' || !strcmp(buf + name_at, "[vdso]"))) {
-            if (u->ncode == cap) {
-                cap = cap ? 2 * cap : 64;
-                code_range *more = realloc(u->code, cap * sizeof *more);
-                if (!more)
-                    _exit(4);
-                u->code = more;
-            }
+            if (zs_grow(&u->code, &cap, u->ncode + 1, sizeof *u->code, 64))
+                _exit(4);
             u->code[u->ncode++] = (code_range){start, end};
         }
         line += len + 1;
@@ -388,14 +379,8 @@ static int64_t name_id(unwinder *u, char *name)
         free(name);
         return id;
     }
-    if (u->nnames == u->names_cap) {
-        size_t cap = u->names_cap ? 2 * u->names_cap : 256;
-        char **more = realloc(u->names, cap * sizeof *more);
-        if (!more)
-            return free(name), -1;
-        u->names = more;
-        u->names_cap = cap;
-    }
+    if (zs_grow(&u->names, &u->names_cap, u->nnames + 1, sizeof *u->names, 256))
+        return free(name), -1;
     if (zs_intern_add(&u->by_name, h, (uint32_t)u->nnames))
         return free(name), -1;
     u->names[u->nnames] = name;
@@ -535,14 +520,8 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
     int64_t module = mod ? module_id(u, mod) : -2;
     if (module == -1)
         return NULL;
-    if (u->npc == u->pc_cap) {
-        size_t cap = u->pc_cap ? 2 * u->pc_cap : 1024;
-        pc_entry *more = realloc(u->pc_loc, cap * sizeof *more);
-        if (!more)
-            return NULL;
-        u->pc_loc = more;
-        u->pc_cap = cap;
-    }
+    if (zs_grow(&u->pc_loc, &u->pc_cap, u->npc + 1, sizeof *u->pc_loc, 1024))
+        return NULL;
     if (zs_intern_add(&u->by_pc, h, (uint32_t)u->npc))
         return NULL;
     uint32_t in = module >= 0 ? (uint32_t)module + 1 : 0;

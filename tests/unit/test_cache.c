@@ -803,22 +803,49 @@ static double now_ms(void)
 
 /* A cache made by a converter of schema version 1 is migrated in place to
  * the current version, keeps working, and stores processes. */
+/* A cache file as a converter of schema `version` left it (before the
+ * migrations after it), with `extra` SQL run on it; NULL on failure. The
+ * current converter must migrate it to the newest schema on open. */
+static const char *old_cache(const char *dir, int version, const char *extra)
+{
+    static const char *const steps[] = {CACHE_SCHEMA_SQL, CACHE_MIGRATION2_SQL, CACHE_MIGRATION3_SQL};
+    char rel[256];
+    mkdir(path_in(dir), 0700);
+    snprintf(rel, sizeof rel, "%s/cache.sqlite", dir);
+    const char *path = path_in(rel);
+    sqlite3 *db;
+    int ok = sqlite3_open(path, &db) == SQLITE_OK;
+    for (int v = 1; ok && v <= version; v++)
+        ok = sqlite3_exec(db, steps[v - 1], NULL, NULL, NULL) == SQLITE_OK;
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", version);
+    ok = ok && sqlite3_exec(db, pragma, NULL, NULL, NULL) == SQLITE_OK;
+    ok = ok && (!extra || sqlite3_exec(db, extra, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    return ok ? path : NULL;
+}
+
+/* Opens an old cache: migrated to the newest schema, or NULL. */
+static conv_cache *open_migrated(const char *path)
+{
+    zs_error err = {0};
+    conv_cache *c = path ? conv_cache_open(path, NULL, &err) : NULL;
+    CHECK(c != NULL);
+    CHECK(!c || sql_int(path, "PRAGMA user_version") == 4);
+    return c;
+}
+
 static void test_migration_from_v1(void)
 {
     zs_error err = {0};
-    const char *path = path_in("v1/cache.sqlite");
-    mkdir(path_in("v1"), 0700);
-    sqlite3 *db;
-    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, CACHE_SCHEMA_SQL, NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
-    CHECK(sql_int(path, "PRAGMA user_version") == 1);
+    const char *path = old_cache("v1", 1, NULL);
+    CHECK(path && sql_int(path, "PRAGMA user_version") == 1);
+    if (!path)
+        return;
 
-    conv_cache *c = conv_cache_open(path, NULL, &err);
-    CHECK(c != NULL);
+    conv_cache *c = open_migrated(path);
     if (!c)
         return;
-    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     conv_profile *p = make_profile(7, 12, 40);
     int64_t proc = conv_profile_process(p, "sensor-2", 99, "worker-3");
     uint32_t loc = 0;
@@ -836,20 +863,14 @@ static void test_migration_from_v1(void)
 static void test_migration_from_v2(void)
 {
     zs_error err = {0};
-    const char *path = path_in("v2/cache.sqlite");
-    mkdir(path_in("v2"), 0700);
-    sqlite3 *db;
-    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, CACHE_SCHEMA_SQL, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, CACHE_MIGRATION2_SQL, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
+    const char *path = old_cache("v2", 2, NULL);
+    CHECK(path != NULL);
+    if (!path)
+        return;
 
-    conv_cache *c = conv_cache_open(path, NULL, &err);
-    CHECK(c != NULL);
+    conv_cache *c = open_migrated(path);
     if (!c)
         return;
-    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     conv_profile *p = make_profile(3, 5, 10);
     int64_t f = conv_profile_native_function(p, "zeek::detail::hash_update(long)", NULL);
     int64_t m = conv_profile_mapping(p, 0xffffffffff600000ULL, 0xffffffffff601000ULL, 0x1000,
@@ -874,28 +895,19 @@ static void test_migration_from_v2(void)
 static void test_migration_from_v3(void)
 {
     zs_error err = {0};
-    const char *path = path_in("v3/cache.sqlite");
-    mkdir(path_in("v3"), 0700);
-    sqlite3 *db;
-    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, CACHE_SCHEMA_SQL, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, CACHE_MIGRATION2_SQL, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, CACHE_MIGRATION3_SQL, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db,
+    const char *path = old_cache("v3", 3,
                        "INSERT INTO recordings (key, converter, stored_at, start_wall_ns,"
                        " duration_ns, period_ns, samples, skipped, unresolved, torn)"
                        " VALUES ('old', 'x', 0, 0, 0, 0, 0, 0, 0, 0);"
                        "INSERT INTO functions (recording, idx, name, file, start_line)"
-                       " VALUES (1, 0, 'main', '[native]', 0), (1, 1, 'f', 'a.zeek', 3);"
-                       "PRAGMA user_version = 3",
-                       NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
+                       " VALUES (1, 0, 'main', '[native]', 0), (1, 1, 'f', 'a.zeek', 3);");
+    CHECK(path != NULL);
+    if (!path)
+        return;
 
-    conv_cache *c = conv_cache_open(path, NULL, &err);
-    CHECK(c != NULL);
+    conv_cache *c = open_migrated(path);
     if (!c)
         return;
-    CHECK(sql_int(path, "PRAGMA user_version") == 4);
     CHECK(sql_int(path, "SELECT native FROM functions WHERE name = 'main'") == 1);
     CHECK(sql_int(path, "SELECT native FROM functions WHERE name = 'f'") == 0);
     conv_profile *p = make_profile(3, 5, 10);
