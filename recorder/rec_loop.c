@@ -98,17 +98,25 @@ static const zs_frame *mix_native(session *s, slot *sl, const pending_sample *p,
     return s->mixed;
 }
 
-int rec_loop_native_drain(session *s, slot *sl, int wait, zs_error *err)
+/* Writes the samples whose unwinds are back, oldest first, until at most
+ * keep are pending; with wait, blocks for them. */
+static int native_drain_to(session *s, slot *sl, int wait, unsigned keep, zs_error *err)
 {
-    while (sl->npending) {
-        unsigned marks = 0;
-        ssize_t m = rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait);
-        if (m == REC_NATIVE_NOT_YET)
-            return 0;
+    while (sl->npending > keep) {
         pending_sample *p = &sl->pending[sl->pending_head];
-        size_t n;
-        const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
-        int rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
+        int rc;
+        if (p->unwound) {
+            unsigned marks = 0;
+            ssize_t m = rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait);
+            if (m == REC_NATIVE_NOT_YET)
+                return 0;
+            size_t n;
+            const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
+            rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
+            sl->nunwinds--;
+        } else {
+            rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, err);
+        }
         free(p->frames);
         p->frames = NULL;
         sl->pending_head = (sl->pending_head + 1) % NATIVE_PENDING;
@@ -117,6 +125,11 @@ int rec_loop_native_drain(session *s, slot *sl, int wait, zs_error *err)
             return -1;
     }
     return 0;
+}
+
+int rec_loop_native_drain(session *s, slot *sl, int wait, zs_error *err)
+{
+    return native_drain_to(s, sl, wait, 0, err);
 }
 
 /* Every target's answered unwinds; with wait, all of them. */
@@ -129,12 +142,15 @@ static int native_drain_all(session *s, int wait, zs_error *err)
 }
 
 /* Hands the capture to the unwinder and keeps the script frames until its
- * answer. 0, 1 when the sample is to be written now without native frames
- * (the unwinder is gone or behind), -1 on error. */
+ * answer, behind those still waiting. -1 on error. */
 static int defer_native(session *s, slot *sl, size_t nscript, int cut, tick_span ticks,
                         zs_error *err)
 {
-    if (sl->npending == NATIVE_PENDING && rec_loop_native_drain(s, sl, 1, err))
+    /* Full only when the unwinder has not answered for NATIVE_UNWINDS
+     * samples and as many more came meanwhile: then wait for one. */
+    if (sl->npending == NATIVE_PENDING &&
+        (native_drain_to(s, sl, 0, 0, err) ||
+         (sl->npending == NATIVE_PENDING && native_drain_to(s, sl, 1, NATIVE_PENDING - 1, err))))
         return -1;
     /* 8.1+: the Frames' addresses too, placing each script frame by address. */
     size_t naddrs = rec_sampler_frame_addrs(sl->sampler, s->frame_addrs);
@@ -142,19 +158,27 @@ static int defer_native(session *s, slot *sl, size_t nscript, int cut, tick_span
     zs_frame *copy = malloc((nscript ? nscript : 1) * (sizeof *copy + 8));
     if (!copy)
         return zs_fail(err, ZS_E_NOMEM, "native samples");
-    if (rec_native_submit(sl->native) != 0) {
-        free(copy);
-        s->native_samples++;
-        s->native_failed++;
-        say_native_broken(s, sl);
-        return 1;
-    }
     memcpy(copy, s->frames, nscript * sizeof *copy);
     uint64_t *addrs = by_address ? (uint64_t *)(copy + nscript) : NULL;
     if (addrs)
         memcpy(addrs, s->frame_addrs, nscript * sizeof *addrs);
+    /* The unwinder behind (short of a core on a busy host, or still reading
+     * the modules' tables at the start): this sample goes without native
+     * frames, counted, rather than the loop waiting and skipping ticks. */
+    int unwound = 0;
+    if (sl->nunwinds == NATIVE_UNWINDS) {
+        s->native_samples++;
+        s->native_behind++;
+    } else if (rec_native_submit(sl->native) != 0) {
+        s->native_samples++;
+        s->native_failed++;
+        say_native_broken(s, sl);
+    } else {
+        unwound = 1; /* counted when its answer is mixed in */
+        sl->nunwinds++;
+    }
     sl->pending[(sl->pending_head + sl->npending) % NATIVE_PENDING] =
-        (pending_sample){ticks, copy, addrs, nscript, cut};
+        (pending_sample){ticks, copy, addrs, nscript, cut, unwound};
     sl->npending++;
     return 0;
 }
@@ -523,6 +547,10 @@ void rec_loop_report(const session *s)
             s->native_samples, s->native_failed, s->native_mismatched, truncated,
             copies ? copied / copies : 0, REC_NATIVE_STACK_SLACK >> 10, REC_NATIVE_STACK_MIN >> 10,
             REC_NATIVE_STACK_BYTES >> 10, REC_NATIVE_STACK_BYTES >> 10);
+        if (s->native_behind)
+            rec_session_say(s, "native frames: %" PRIu64 " samples written without them: the unwinder "
+                "was behind (short of a core, or still reading the modules' tables at the start)",
+                s->native_behind);
     }
     if (st->skipped)
         rec_session_say(s, "%" PRIu64 " sampling ticks were skipped (recorder late, or a target that did not stop)",

@@ -31,7 +31,7 @@ enum { MAX_LINES = 1 << 23 }; /* source lines of all locations */
 /* Captures asked for and not answered yet, oldest first: what each answer's
  * stack pointers are checked against. More than the sampling loop keeps
  * pending (NATIVE_PENDING). */
-enum { MAX_ASKED = 64 };
+enum { MAX_ASKED = 96 };
 
 typedef struct asked_copy {
     uint64_t rsp, len;
@@ -286,7 +286,7 @@ rec_native *rec_native_new(pid_t pid, zs_error *err)
     /* Room for a full ring of captures (rec_loop's NATIVE_PENDING): while
      * the unwinder is still reading the modules' tables, the first ones
      * queue up. */
-    int room = 40 * (int)(sizeof n->regs + sizeof n->stack + 64);
+    int room = 72 * (int)(sizeof n->regs + sizeof n->stack + 64);
     if (setsockopt(n->sock, SOL_SOCKET, SO_SNDBUFFORCE, &room, sizeof room) != 0)
         setsockopt(n->sock, SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
     if (n->child < 0) {

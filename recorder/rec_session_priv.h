@@ -54,9 +54,14 @@ typedef struct pending_sample {
     uint64_t *addrs; /* 8.1+: each script frame's Frame (in frames' block), else NULL */
     size_t nscript;
     int cut;
+    int unwound; /* its capture went to the unwinder; else written with script frames only */
 } pending_sample;
 
-enum { NATIVE_PENDING = 32 };
+/* Samples wait in order, so that each is written at its time: at most
+ * NATIVE_UNWINDS of them for an unwind (64 ms at 1 kHz, 0.64 s at 100 Hz),
+ * and those taken while the unwinder is that far behind queue after them
+ * without native frames. */
+enum { NATIVE_PENDING = 128, NATIVE_UNWINDS = 64 };
 
 /* One target. Heap-allocated and never moved: the sampler and the output
  * keep pointers to its layout. */
@@ -68,7 +73,7 @@ typedef struct slot {
     int native_taken;    /* registers and stack copied in this sample's window */
     int said_native_broken;
     pending_sample pending[NATIVE_PENDING]; /* a ring, oldest at pending_head */
-    unsigned pending_head, npending;
+    unsigned pending_head, npending, nunwinds; /* nunwinds of them unwound */
     rec_cpu cpu;
     int active;
     int refused;         /* --all: not a usable zeek; not tried again */
@@ -107,6 +112,7 @@ typedef struct session {
     rec_mixed_native natives[REC_NATIVE_MAX_FRAMES];
     zs_frame mixed[ZS_MAX_FRAMES];
     uint64_t native_samples, native_mismatched, native_failed;
+    uint64_t native_behind; /* written without native frames: the unwinder's ring was full */
 } session;
 
 /* rec_session.c */

@@ -1,6 +1,6 @@
 """A second, independent reader of zeek-spy recordings for the tests (the
 spec is docs/recording-format.md): enough to know when each sample was taken
-and what its innermost frame was, to check samples one by one against a
+and what its innermost script frame was, to check samples one by one against a
 test double's own log of what it was doing at that instant."""
 import collections
 import subprocess
@@ -25,8 +25,8 @@ def _string(b, i):
 
 
 def samples_by_pid(path):
-    """{pid: [(CLOCK_MONOTONIC ns of the tick, innermost frame or None)]}, in
-    the order written (each process's samples in tick order)."""
+    """{pid: [(CLOCK_MONOTONIC ns of the tick, innermost script frame or
+    None)]}, in the order written (each process's samples in tick order)."""
     b = subprocess.run(["zstd", "-dcq", path], capture_output=True, check=True).stdout
     if not b.startswith(b"ZSPYREC\n"):
         raise ValueError("%s: not a zeek-spy recording" % path)
@@ -53,7 +53,8 @@ def samples_by_pid(path):
             for _ in range(nframes):
                 func, j = _varint(p, j)
                 stmt, j = _varint(p, j)
-                frame = (func, stmt)
+                if func:  # func 0: a native frame (--native)
+                    frame = (func, stmt)
             stacks[sid] = (pid, frame)
         elif kind == REC_SAMPLES:
             count, j = _varint(p, j)
