@@ -157,6 +157,9 @@ def raw_profile(env, rec):
             if m:
                 locations.append((int(m.group(1), 16), int(m.group(2)) if m.group(2) else None,
                                   m.group(3)))
+            elif line.strip() and locations:
+                # A function inlined there: a Line of the same location.
+                locations.append(locations[-1][:2] + (line.strip(),))
     return mappings, locations
 
 
@@ -212,23 +215,34 @@ def check_lines(label, env, stripped):
             continue
         m = re.match(r"\s*(?:\d+: 0x[0-9a-f]+(?: M=\d+)? )?(.*) (\S+):(\d+) s=\d+", line)
         if m:
-            lines.append((m.group(1), m.group(2), int(m.group(3))))
-            multi += not re.match(r"\s*\d+: 0x", line)
+            # A Location's first Line is the innermost, at the PC itself; the
+            # ones after it (inlined into) are at their call sites.
+            innermost = bool(re.match(r"\s*\d+: 0x", line))
+            lines.append((m.group(1), m.group(2), int(m.group(3)), innermost))
+            multi += not innermost
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "zeek_double.cc")
     body = body_lines(source, "void hash_block(int64_t ns)")
-    at = [(f, n) for name, f, n in lines if name == "zeek::detail::hash_block"]
+    at = [(f, n, inner) for name, f, n, inner in lines if name == "zeek::detail::hash_block"]
     if stripped:
-        if any(f != "[native]" or n for f, n in at):
+        if any(f != "[native]" or n for f, n, _ in at):
             e2e.fail("%s: hash_block has a source line without DWARF: %s" % (label, at))
         print("  %s: no source lines, as there is no DWARF" % label)
         return
-    if not at or any(not f.endswith("zeek_double.cc") or n not in body for f, n in at):
+    # Where hash_block runs its own code (the innermost Line): a line of its
+    # body, always; and some of its lines there. As the caller of an inlined
+    # function its line is the call site's, which GCC's DWARF does not
+    # always get right when it inlines two deep (measured in the ASan build:
+    # spin's inlined instance left out, now_ns's call site in spin given as
+    # hash_block's line, and hash_block never innermost).
+    def in_body(f, n):
+        return f.endswith("zeek_double.cc") and n in body
+    if not any(in_body(f, n) for f, n, _ in at) or any(not in_body(f, n) for f, n, inner in at if inner):
         e2e.fail("%s: hash_block not at lines %d-%d of zeek_double.cc: %s"
                  % (label, body[0], body[-1], at))
     if not multi:
         e2e.fail("%s: no location holds an inlined function" % label)
     print("  %s: hash_block at zeek_double.cc:%s; %d inlined Lines"
-          % (label, sorted(set(n for _, n in at)), multi))
+          % (label, sorted(set(n for _, n, _ in at)), multi))
 
 
 def pprof_traces(env, rec, extra):
