@@ -15,6 +15,7 @@
 /* A native frame at [sp, cfa), an activation or not: by address, names
  * do not matter. */
 #define A(id, sp, cfa) ((rec_mixed_native){(id), 0, (sp), (cfa)})
+#define AE(id, sp, cfa) ((rec_mixed_native){(id), 1, (sp), (cfa)}) /* an activation */
 enum { MARK = 99, FIBER = 98 };
 static const rec_mixed_cut WHOLE = {-1, -1}, CUT = {MARK, -1}, ON_FIBER = {-1, FIBER};
 
@@ -61,6 +62,16 @@ static void by_address(void)
     uint64_t nowhere[] = {0x7100, 0x1000};
     n = rec_mixed_stack(script, nowhere, 2, 0, full, 7, WHOLE, out, 32, &mismatch);
     CHECK(!strcmp(show(out, n), "s1 s2 n31 ") && mismatch);
+
+    /* Frames not on this stack at all (ASan's fake stacks put them on the
+     * heap): placed by counting the activations, as for the older models. */
+    rec_mixed_native named[] = {A(10, 0x9000, 0xa000), A(11, 0x8000, 0x9000),
+                                AE(20, 0x7000, 0x8000), A(21, 0x6000, 0x7000),
+                                AE(22, 0x5000, 0x6000), A(30, 0x4000, 0x5000),
+                                A(31, 0x3000, 0x4000)};
+    uint64_t on_heap[] = {0x7f0000001000, 0x7f0000002000};
+    n = rec_mixed_stack(script, on_heap, 2, 0, named, 7, WHOLE, out, 32, &mismatch);
+    CHECK(!strcmp(show(out, n), "n10 n11 s1 n21 s2 n30 n31 ") && !mismatch);
 
     /* Two Frames in one native frame, or in the wrong order: a mismatch. */
     uint64_t shared[] = {0x7100, 0x7050}, reversed[] = {0x5100, 0x7100};
