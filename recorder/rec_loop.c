@@ -340,9 +340,9 @@ static int tick(session *s, uint64_t tick_ns, zs_error *err)
         s->moved = 0;
     }
     /* Each interrupt takes a few microseconds (tens on a VM), so the last
-     * target of a tick is reached well after the tick; and the tick's timer
-     * interrupt also fires the targets' own timers that were due (their
-     * slack), so a target may just be leaving a wait when it is reached:
+     * target of a tick is reached well after the tick, when it may have
+     * moved on, most often out of a wait (likely one whose timer the tick's
+     * own timer interrupt fired within its slack: inferred, not measured);
      * later in the order means seen later in that transition (measured,
      * --all over 8 doubles under load: 95.6-99 % of samples agreeing with
      * the double's state at the tick, falling with the position). Starting
