@@ -366,14 +366,13 @@ int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame)
 {
     if (!n->have_regs)
         return -1;
-    n->have_regs = 0;
     ssize_t got = ridden;
-    if (got < 0) {
-        size_t len = copy_size(n, n->regs.rsp, outermost_frame);
-        struct iovec local = {n->stack, len};
-        struct iovec remote = {(void *)(uintptr_t)n->regs.rsp, len};
+    if (got < 0) { /* it did not ride on the script read: a read of its own */
+        struct iovec local, remote;
+        rec_native_rider(n, outermost_frame, &local, &remote);
         got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
     }
+    n->have_regs = 0;
     /* Near the top of the stack the copy is shorter: a partial read. */
     n->stack_len = got > 0 ? (size_t)got : 0;
     n->copies++;

@@ -1,4 +1,5 @@
 #include "rec_output.h"
+#include "zs_grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -65,17 +66,10 @@ static void id_map_free(id_map *m)
 /* The slot of id, grown to hold it; NULL when out of memory. */
 static uint32_t *id_map_slot(id_map *m, uint64_t id)
 {
-    if (id >= m->cap) {
-        size_t cap = m->cap ? m->cap : 256;
-        while (cap <= id)
-            cap *= 2;
-        uint32_t *more = realloc(m->to, cap * sizeof *more);
-        if (!more)
-            return NULL;
-        memset(more + m->cap, 0, (cap - m->cap) * sizeof *more);
-        m->to = more;
-        m->cap = cap;
-    }
+    size_t old = m->cap;
+    if (zs_grow(&m->to, &m->cap, id + 1, sizeof *m->to, 256))
+        return NULL;
+    memset(m->to + old, 0, (m->cap - old) * sizeof *m->to);
     return &m->to[id];
 }
 
@@ -269,17 +263,10 @@ static proc *find(rec_output *o, pid_t pid)
 
 static int write_symbol(rec_output *o, proc *p, uint64_t id, const char *name, zs_error *err)
 {
-    if (id >= p->symbol_cap) {
-        size_t cap = p->symbol_cap ? p->symbol_cap : 256;
-        while (cap <= id)
-            cap *= 2;
-        uint8_t *more = realloc(p->symbol_written, cap);
-        if (!more)
-            return zs_fail(err, ZS_E_NOMEM, "symbol table");
-        memset(more + p->symbol_cap, 0, cap - p->symbol_cap);
-        p->symbol_written = more;
-        p->symbol_cap = cap;
-    }
+    size_t old = p->symbol_cap;
+    if (zs_grow(&p->symbol_written, &p->symbol_cap, id + 1, 1, 256))
+        return zs_fail(err, ZS_E_NOMEM, "symbol table");
+    memset(p->symbol_written + old, 0, p->symbol_cap - old);
     if (p->symbol_written[id])
         return 0;
     p->symbol_written[id] = 1;
