@@ -3,22 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_grow.h"
+
 int zs_buf_reserve(zs_buf *b, size_t extra)
 {
-    if (b->cap - b->len >= extra)
-        return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len < extra) {
-        if (cap > SIZE_MAX / 2)
-            return -1;
-        cap *= 2;
-    }
-    uint8_t *p = realloc(b->data, cap);
-    if (!p)
+    if (extra > SIZE_MAX - b->len)
         return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
+    return zs_grow(&b->data, &b->cap, b->len + extra, 1, 4096);
 }
 
 void zs_buf_free(zs_buf *b)

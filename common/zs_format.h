@@ -16,13 +16,23 @@ enum { ZS_MAGIC_LEN = 8 };
 /* Bumped when a reader of the previous version would misread a file. Readers
  * read every version up to their own; record types they do not know are
  * skipped (and counted), so adding a record type needs no bump. */
-enum { ZS_FORMAT_VERSION = 3 }; /* 2: native frames (func 0) and SYMBOL records;
-                                   3: a native frame names a LOCATION, no longer a SYMBOL */
+enum { ZS_FORMAT_VERSION = 5 }; /* 2: native frames (func 0) and SYMBOL records;
+                                   3: a native frame names a LOCATION, no longer a SYMBOL;
+                                   4: each frame of a STACK says its kind;
+                                   5: a STACK opens with the first frames of an earlier one */
 
 typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
     ZS_REC_PROCESS = 2,  /* varint pid, kv pairs: exe, build_id, zeek_version, layout, ... */
-    ZS_REC_STACK = 3,    /* varint id, varint pid, varint n, n x (varint func, varint stmt) */
+    ZS_REC_STACK = 3,    /* varint id, varint pid, varint n, n frames, outermost first.
+                            Format 5: after pid, varint base (0: none, else the id + 1
+                            of an earlier stack of that pid) and, with a base, varint
+                            shared: the stack is base's first shared frames, then
+                            the n frames written.
+                            Format 4: a frame is varint (first << 2 | kind) (zs_frame_kind),
+                            a script frame's first the Func, followed by varint stmt;
+                            a native frame's first its LOCATION id. Formats 1-3:
+                            varint func, varint stmt (func 0: native, stmt its id) */
     ZS_REC_SAMPLES = 4,  /* varint n, n x varint dt_us (since the previous sample),
                             n x varint stack id: a batch, in columns */
     ZS_REC_SNAPSHOT = 5, /* varint pid, varint address, varint length, bytes */
@@ -69,11 +79,34 @@ typedef struct zs_frame {
     uint64_t stmt;
 } zs_frame;
 
+/* Where a STACK record's frames start (format 5): the first `shared`
+ * frames of the stack base_plus1 - 1 (base_plus1 0: none). */
+typedef struct zs_stack_base {
+    uint64_t base_plus1;
+    size_t shared;
+} zs_stack_base;
+
 static inline int zs_frame_is_native(const zs_frame *f) { return f->func == 0; }
+static inline zs_frame zs_native_frame(uint64_t location) { return (zs_frame){0, location}; }
+
+/* What a frame of a format-4 STACK is: the low two bits of its first varint. */
+typedef enum zs_frame_kind {
+    ZS_FRAME_SCRIPT = 1,  /* Func and statement (varint stmt follows) */
+    ZS_FRAME_NATIVE = 2,  /* a LOCATION id of the same process */
+    ZS_FRAME_INLINED = 3, /* reserved: a script function the script compiler (ZAM)
+                             inlined into the frame outside it; not written yet,
+                             refused by this reader */
+} zs_frame_kind;
+enum { ZS_FRAME_KIND_BITS = 2 };
+/* The largest Func address or location id a format-4 frame holds. */
+#define ZS_FRAME_FIRST_MAX (UINT64_MAX >> ZS_FRAME_KIND_BITS)
 
 /* Limits that keep hostile input bounded. */
 enum {
     ZS_MAX_FRAMES = 1024,           /* frames per stack */
+    /* Frames of all stacks of a format 5 file together, which a reader
+     * keeps to build each stack from its base: 256 MiB of them. */
+    ZS_MAX_KEPT_FRAMES = 1 << 24,
     ZS_MAX_KV = 256,                /* pairs per header/process record */
     ZS_MAX_FRAME_BYTES = 64 << 20,  /* decompressed bytes per zstd frame */
     ZS_MAX_SNAPSHOT_BYTES = 1 << 20, /* one snapshot region */

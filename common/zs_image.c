@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_grow.h"
+
 typedef struct region {
     uint64_t addr;
     size_t len;
@@ -23,14 +25,8 @@ int zs_image_add(zs_image *img, uint64_t addr, const void *data, size_t len)
 {
     if (len == 0 || addr + len < addr)
         return 0;
-    if (img->count == img->cap) {
-        size_t cap = img->cap ? img->cap * 2 : 256;
-        region *r = realloc(img->regions, cap * sizeof *r);
-        if (!r)
-            return -1;
-        img->regions = r;
-        img->cap = cap;
-    }
+    if (zs_grow(&img->regions, &img->cap, img->count + 1, sizeof *img->regions, 256))
+        return -1;
     uint8_t *copy = malloc(len);
     if (!copy)
         return -1;

@@ -51,24 +51,35 @@ static const field fields[] = {
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
+/* What each model's layout must hold beyond the members every model reads. */
+static const zs_model_info models[] = {
+    {ZS_MODEL_FRAME_STACK, "frame-stack", offsetof(zs_layout, sym_frame_stack),
+     offsetof(zs_layout, callinfo_func)},
+    {ZS_MODEL_CALLINFO_FRAME, "callinfo-frame", 0, offsetof(zs_layout, callinfo_frame)},
+};
+
+const zs_model_info *zs_model_find(zs_model m)
+{
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        if (models[i].id == m)
+            return &models[i];
+    return NULL;
+}
+
 const char *zs_model_name(zs_model m)
 {
-    switch (m) {
-    case ZS_MODEL_FRAME_STACK: return "frame-stack";
-    case ZS_MODEL_CALLINFO_FRAME: return "callinfo-frame";
-    }
-    return "unknown";
+    const zs_model_info *info = zs_model_find(m);
+    return info ? info->name : "unknown";
 }
 
 static int model_from_name(const char *s, zs_model *m)
 {
-    if (!strcmp(s, "frame-stack"))
-        *m = ZS_MODEL_FRAME_STACK;
-    else if (!strcmp(s, "callinfo-frame"))
-        *m = ZS_MODEL_CALLINFO_FRAME;
-    else
-        return -1;
-    return 0;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        if (!strcmp(s, models[i].name)) {
+            *m = models[i].id;
+            return 0;
+        }
+    return -1;
 }
 
 static const field *find_field(const char *key)
@@ -219,15 +230,16 @@ static int member_fits(int32_t off, int32_t width, int32_t size)
 
 int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
 {
-    if (l->model != ZS_MODEL_FRAME_STACK && l->model != ZS_MODEL_CALLINFO_FRAME)
+    const zs_model_info *model = zs_model_find(l->model);
+    if (!model)
         return zs_fail(err, ZS_E_LAYOUT, "%s: unknown model", source);
     if (!l->sym_call_stack[0] || !l->sym_version[0])
         return zs_fail(err, ZS_E_LAYOUT, "%s: sym_call_stack and sym_version are required", source);
-    if (l->model == ZS_MODEL_FRAME_STACK && !l->sym_frame_stack[0])
-        return zs_fail(err, ZS_E_LAYOUT, "%s: the frame-stack model needs sym_frame_stack", source);
+    if (model->stack_symbol && !((const char *)l + model->stack_symbol)[0])
+        return zs_fail(err, ZS_E_LAYOUT, "%s: the %s model needs sym_frame_stack", source, model->name);
     if (l->callinfo_size < 8 || l->callinfo_size > 256)
         return zs_fail(err, ZS_E_LAYOUT, "%s: callinfo_size %d is absurd", source, l->callinfo_size);
-    int32_t ci_ptr = l->model == ZS_MODEL_FRAME_STACK ? l->callinfo_func : l->callinfo_frame;
+    int32_t ci_ptr = zs_layout_member(l, model->callinfo_pointer);
     if (!member_fits(l->callinfo_call, 8, l->callinfo_size) || !member_fits(ci_ptr, 8, l->callinfo_size))
         return zs_fail(err, ZS_E_LAYOUT, "%s: CallInfo members lie outside callinfo_size %d",
                        source, l->callinfo_size);
@@ -252,6 +264,13 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
         l->location_filename == l->location_first_line)
         return zs_fail(err, ZS_E_LAYOUT, "%s: Location members overlap", source);
     return 0;
+}
+
+int32_t zs_layout_member(const zs_layout *l, size_t member)
+{
+    int32_t v;
+    memcpy(&v, (const char *)l + member, sizeof v);
+    return v;
 }
 
 int zs_layout_equal(const zs_layout *a, const zs_layout *b)

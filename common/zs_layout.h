@@ -74,6 +74,19 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err);
 
 int zs_layout_equal(const zs_layout *a, const zs_layout *b);
 
+/* What a model's layout must name beyond what every model reads. */
+typedef struct zs_model_info {
+    zs_model id;
+    const char *name;       /* as layout files spell it */
+    size_t stack_symbol;    /* offsetof the symbol of a second vector it reads, 0: none */
+    size_t callinfo_pointer; /* offsetof the CallInfo member it follows (int32_t) */
+} zs_model_info;
+
+/* NULL for a model no table knows. */
+const zs_model_info *zs_model_find(zs_model m);
 const char *zs_model_name(zs_model m);
+
+/* The int32_t member of l at offset member (an offsetof of zs_layout). */
+int32_t zs_layout_member(const zs_layout *l, size_t member);
 
 #endif

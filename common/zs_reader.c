@@ -7,6 +7,8 @@
 #include <zstd.h>
 
 #include "zs_codec.h"
+#include "zs_grow.h"
+#include "zs_intern.h"
 
 struct zs_reader {
     char *name;
@@ -41,8 +43,14 @@ struct zs_reader {
 
     /* Per process, the next MODULE and LOCATION ids (dense, in order). */
     struct native_ids { uint32_t pid; uint64_t modules, locations; } *pids;
-    size_t npids;
+    size_t npids, pids_cap;
     const char *why; /* what a malformed record is, for the error */
+
+    /* Format 5: every stack defined so far, for the stacks built on it. */
+    struct kept_stack { uint32_t pid, n; zs_frame *frames; } *stacks;
+    size_t nstacks, stacks_cap;
+    zs_intern stack_index; /* stack id -> its entry in stacks */
+    uint64_t kept_frames;
 
     /* Scratch for the record being returned. */
     zs_kv kv[ZS_MAX_KV];
@@ -266,17 +274,89 @@ static int next_sample(zs_reader *r, zs_record *rec)
 /* One decoder per record type, each filling its member of rec from the
  * payload c; -1 when the payload does not hold one. */
 
+/* A format-4 frame; a kind this reader does not know, or a script frame
+ * with no Func (it would read as native), makes the record bad. */
+static int get_frame(zs_cursor *c, zs_frame *f)
+{
+    uint64_t v;
+    if (zs_get_varint(c, &v))
+        return -1;
+    uint64_t first = v >> ZS_FRAME_KIND_BITS;
+    switch (v & ((1u << ZS_FRAME_KIND_BITS) - 1)) {
+    case ZS_FRAME_SCRIPT:
+        f->func = first;
+        return !first || zs_get_varint(c, &f->stmt) ? -1 : 0;
+    case ZS_FRAME_NATIVE:
+        *f = zs_native_frame(first);
+        return 0;
+    }
+    return -1;
+}
+
+/* Fails with why as the error's words. */
+static int malformed(zs_reader *r, const char *why)
+{
+    r->why = why;
+    return -1;
+}
+
+/* Format 5: where stack id opens (its base's first frames, into
+ * r->frames), and how many frames that is. */
+static int decode_base(zs_reader *r, zs_cursor *c, uint64_t id, uint32_t pid, uint64_t *shared)
+{
+    uint64_t base_plus1;
+    *shared = 0;
+    if (zs_get_varint(c, &base_plus1))
+        return -1;
+    if (!base_plus1)
+        return 0;
+    int64_t at = zs_intern_find(&r->stack_index, zs_mix64(base_plus1 - 1), NULL, NULL, NULL);
+    const struct kept_stack *b = at >= 0 ? &r->stacks[at] : NULL;
+    if (base_plus1 > id || !b || b->pid != pid)
+        return malformed(r, "a stack built on one not defined before it in that process");
+    if (zs_get_varint(c, shared) || *shared == 0 || *shared > b->n)
+        return malformed(r, "a stack sharing none or more frames than its base has");
+    memcpy(r->frames, b->frames, *shared * sizeof *r->frames);
+    return 0;
+}
+
+/* Format 5: keeps the stack just read for the stacks built on it. */
+static int keep_stack(zs_reader *r, uint64_t id, uint32_t pid, size_t n)
+{
+    uint64_t h = zs_mix64(id); /* a bijection: the hash is the key */
+    if (zs_intern_find(&r->stack_index, h, NULL, NULL, NULL) >= 0)
+        return malformed(r, "a stack defined twice");
+    if (r->kept_frames + n > ZS_MAX_KEPT_FRAMES)
+        return malformed(r, "more stack frames than a reader keeps");
+    zs_frame *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (!copy || zs_grow(&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof *r->stacks, 256) ||
+        zs_intern_add(&r->stack_index, h, (uint32_t)r->nstacks)) {
+        free(copy);
+        return malformed(r, "out of memory for the stack table");
+    }
+    memcpy(copy, r->frames, n * sizeof *copy);
+    r->stacks[r->nstacks++] = (struct kept_stack){pid, (uint32_t)n, copy};
+    r->kept_frames += n;
+    return 0;
+}
+
 static int decode_stack(zs_reader *r, zs_cursor *c, zs_record *rec)
 {
-    uint64_t n;
-    if (zs_get_varint(c, &rec->stack.id) || get_u32(c, &rec->stack.pid) ||
-        zs_get_varint(c, &n) || n > ZS_MAX_FRAMES)
+    uint64_t shared = 0, n;
+    if (zs_get_varint(c, &rec->stack.id) || get_u32(c, &rec->stack.pid))
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (zs_get_varint(c, &r->frames[i].func) || zs_get_varint(c, &r->frames[i].stmt))
+    if (r->version >= 5 && decode_base(r, c, rec->stack.id, rec->stack.pid, &shared))
+        return -1;
+    if (zs_get_varint(c, &n) || n > ZS_MAX_FRAMES - shared)
+        return -1;
+    for (size_t i = shared; i < shared + n; i++)
+        if (r->version >= 4 ? get_frame(c, &r->frames[i])
+                            : zs_get_varint(c, &r->frames[i].func) || zs_get_varint(c, &r->frames[i].stmt))
             return -1;
-    rec->stack.nframes = n;
+    rec->stack.nframes = shared + n;
     rec->stack.frames = r->frames;
+    if (r->version >= 5 && keep_stack(r, rec->stack.id, rec->stack.pid, shared + n))
+        return -1;
     return 0;
 }
 
@@ -356,12 +436,10 @@ static struct native_ids *ids_of(zs_reader *r, uint32_t pid)
             return &r->pids[i];
     if (r->npids == ZS_MAX_PIDS)
         return NULL;
-    struct native_ids *more = realloc(r->pids, (r->npids + 1) * sizeof *more);
-    if (!more)
+    if (zs_grow(&r->pids, &r->pids_cap, r->npids + 1, sizeof *r->pids, 8))
         return NULL;
-    r->pids = more;
-    more[r->npids] = (struct native_ids){pid, 0, 0};
-    return &more[r->npids++];
+    r->pids[r->npids] = (struct native_ids){pid, 0, 0};
+    return &r->pids[r->npids++];
 }
 
 static int is_hex(const char *s)
@@ -370,13 +448,6 @@ static int is_hex(const char *s)
         if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
             return 0;
     return 1;
-}
-
-/* Fails with why as the error's words. */
-static int malformed(zs_reader *r, const char *why)
-{
-    r->why = why;
-    return -1;
 }
 
 static int decode_module(zs_reader *r, zs_cursor *c, zs_record *rec)
@@ -569,6 +640,10 @@ void zs_reader_close(zs_reader *r)
     zs_buf_free(&r->frame);
     zs_buf_free(&r->strings);
     free(r->pids);
+    for (size_t i = 0; i < r->nstacks; i++)
+        free(r->stacks[i].frames);
+    free(r->stacks);
+    zs_intern_free(&r->stack_index);
     free(r->name);
     free(r);
 }

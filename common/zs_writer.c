@@ -129,21 +129,42 @@ int zs_writer_process(zs_writer *w, uint32_t pid, const zs_kv *items, size_t cou
     return maybe_flush(w, err);
 }
 
-int zs_writer_stack(zs_writer *w, uint64_t id, uint32_t pid, const zs_frame *frames, size_t n,
-                    zs_error *err)
+int zs_writer_stack_from(zs_writer *w, uint64_t id, uint32_t pid, const zs_stack_base *from,
+                         const zs_frame *frames, size_t n, zs_error *err)
 {
-    if (reserve(w, (3 + 2 * n) * ZS_VARINT_MAX, err))
+    for (size_t i = 0; i < n; i++) /* no address of x86-64 or aarch64 comes near */
+        if ((zs_frame_is_native(&frames[i]) ? frames[i].stmt : frames[i].func) > ZS_FRAME_FIRST_MAX)
+            return zs_fail(err, ZS_E_TARGET, "%s: stack %llu: frame %zu out of range", w->path,
+                           (unsigned long long)id, i);
+    size_t shared = from->base_plus1 ? from->shared : 0;
+    if (shared > n || (from->base_plus1 && (shared == 0 || from->base_plus1 > id)))
+        return zs_fail(err, ZS_E_TARGET, "%s: stack %llu: base %llu sharing %zu of %zu frames", w->path,
+                       (unsigned long long)id, (unsigned long long)from->base_plus1, shared, n);
+    if (reserve(w, (5 + 2 * n) * ZS_VARINT_MAX, err))
         return -1;
     size_t at = begin_record(w, ZS_REC_STACK);
     zs_put_varint(&w->buf, id);
     zs_put_varint(&w->buf, pid);
-    zs_put_varint(&w->buf, n);
-    for (size_t i = 0; i < n; i++) {
-        zs_put_varint(&w->buf, frames[i].func);
-        zs_put_varint(&w->buf, frames[i].stmt);
+    zs_put_varint(&w->buf, from->base_plus1);
+    if (from->base_plus1)
+        zs_put_varint(&w->buf, shared);
+    zs_put_varint(&w->buf, n - shared);
+    for (size_t i = shared; i < n; i++) {
+        int native = zs_frame_is_native(&frames[i]);
+        uint64_t first = native ? frames[i].stmt : frames[i].func;
+        zs_put_varint(&w->buf, first << ZS_FRAME_KIND_BITS | (native ? ZS_FRAME_NATIVE : ZS_FRAME_SCRIPT));
+        if (!native)
+            zs_put_varint(&w->buf, frames[i].stmt);
     }
     end_record(w, at);
     return maybe_flush(w, err);
+}
+
+int zs_writer_stack(zs_writer *w, uint64_t id, uint32_t pid, const zs_frame *frames, size_t n,
+                    zs_error *err)
+{
+    static const zs_stack_base none = {0, 0};
+    return zs_writer_stack_from(w, id, pid, &none, frames, n, err);
 }
 
 static int emit_samples(zs_writer *w, zs_error *err)

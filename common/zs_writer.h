@@ -20,6 +20,11 @@ int zs_writer_header(zs_writer *w, const zs_kv *items, size_t count, zs_error *e
 int zs_writer_process(zs_writer *w, uint32_t pid, const zs_kv *items, size_t count, zs_error *err);
 int zs_writer_stack(zs_writer *w, uint64_t id, uint32_t pid, const zs_frame *frames, size_t n,
                     zs_error *err);
+/* A stack whose first from->shared frames are those of an earlier stack of
+ * the same pid (from->base_plus1: its id + 1; 0: none): only the rest is
+ * written. frames holds the whole stack. */
+int zs_writer_stack_from(zs_writer *w, uint64_t id, uint32_t pid, const zs_stack_base *from,
+                         const zs_frame *frames, size_t n, zs_error *err);
 /* t_us: microseconds since the recording's start; must not go backwards. */
 int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, zs_error *err);
 int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *data, size_t len,

@@ -1,6 +1,7 @@
 #include "conv_cache.h"
 
 #include "cache_schema.h"
+#include "zs_grow.h"
 #include "zs_version.h"
 
 #include <errno.h>
@@ -434,17 +435,7 @@ const char *conv_cache_path(const conv_cache *c)
 
 static int reserve(conv_cache *c, size_t n)
 {
-    if (n <= c->buf_cap)
-        return 0;
-    size_t cap = c->buf_cap ? c->buf_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    uint32_t *b = realloc(c->buf, cap * sizeof *b);
-    if (!b)
-        return -1;
-    c->buf = b;
-    c->buf_cap = cap;
-    return 0;
+    return zs_grow(&c->buf, &c->buf_cap, n, sizeof *c->buf, 64);
 }
 
 /* Steps a statement that returns no rows and makes it reusable. */

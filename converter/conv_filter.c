@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "zs_grow.h"
 #include "zs_parse.h"
 
 int conv_bound_parse(const char *opt, const char *text, conv_bound *b, zs_error *err)
@@ -40,21 +41,17 @@ int conv_bound_parse(const char *opt, const char *text, conv_bound *b, zs_error 
 
 int conv_filter_add_pid(conv_filter *f, uint32_t pid)
 {
-    uint32_t *p = realloc(f->pids, (f->npids + 1) * sizeof *p);
-    if (!p)
+    if (zs_grow(&f->pids, &f->pids_cap, f->npids + 1, sizeof *f->pids, 8))
         return -1;
-    p[f->npids++] = pid;
-    f->pids = p;
+    f->pids[f->npids++] = pid;
     return 0;
 }
 
 int conv_filter_add_node(conv_filter *f, const char *node)
 {
-    char **n = realloc(f->nodes, (f->nnodes + 1) * sizeof *n);
-    if (!n)
+    if (zs_grow(&f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof *f->nodes, 8))
         return -1;
-    f->nodes = n;
-    if (!(n[f->nnodes] = strdup(node)))
+    if (!(f->nodes[f->nnodes] = strdup(node)))
         return -1;
     f->nnodes++;
     return 0;

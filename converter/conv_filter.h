@@ -23,9 +23,9 @@ typedef struct conv_bound {
 
 typedef struct conv_filter {
     uint32_t *pids; /* keep only these pids (npids == 0: all) */
-    size_t npids;
+    size_t npids, pids_cap;
     char **nodes;   /* keep only these cluster nodes (nnodes == 0: all) */
-    size_t nnodes;
+    size_t nnodes, nodes_cap;
     conv_bound from, to; /* keep from <= t < to */
 } conv_filter;
 

@@ -46,7 +46,7 @@ typedef struct options {
     int quiet;
     int verbose;
     int info;
-    int interpreter_frames; /* keep the native frames between script frames */
+    int interpreter_frames; /* keep the interpreter's own native frames */
     conv_filter filter;
     zs_notes notes; /* where the library's warnings and progress go */
     char **recordings;
@@ -65,7 +65,8 @@ static void usage(FILE *out)
             "  -f, --format FORMAT   pprof (gzipped profile.proto, default), folded, summary,\n"
             "                        svg (an interactive flame graph, one self-contained file),\n"
             "                        speedscope (JSON for speedscope.app, samples in time order)\n"
-            "      --reverse         svg: innermost frames at the root, drawn top-down\n"
+            "      --reverse         svg: innermost frames at the root (the top), callers\n"
+            "                        below them\n"
             "      --top N           rows in the summary (default 20, 0 = all)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
@@ -75,8 +76,9 @@ static void usage(FILE *out)
             "      --to TIME         only samples before TIME (same forms)\n"
             "      --interpreter-frames\n"
             "                        --native recordings: keep the interpreter's own C++\n"
-            "                        frames between two script frames (Stmt::Exec,\n"
-            "                        Expr::Eval, Func::Invoke, ...), hidden by default\n"
+            "                        frames (Stmt::Exec, Expr::Eval, Func::Invoke, ...)\n"
+            "                        between two script frames and inside the innermost\n"
+            "                        one, hidden by default (their time is the script's)\n"
             "      --info            describe the recordings (header, processes, time range,\n"
             "                        counts, integrity of every frame) instead of converting\n"
             "      --cache PATH      sqlite cache (default $XDG_CACHE_HOME/zeek-spy/cache.sqlite)\n"

@@ -13,7 +13,7 @@
 /* What some output formats can be asked for; the others ignore it. */
 typedef struct conv_write_options {
     size_t top;  /* summary: rows of each table, 0 = all */
-    int reverse; /* svg: innermost frames at the root, drawn top-down */
+    int reverse; /* svg: innermost frames at the root */
 } conv_write_options;
 
 /* Every output format has this shape: it writes all of p to out, and on

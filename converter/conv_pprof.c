@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "zs_grow.h"
 #include "zs_intern.h"
 
 /* pprof stores every string once and refers to it by index. Profiles have
@@ -37,14 +38,8 @@ static int64_t intern(strtab *t, const char *s)
     int64_t at = zs_intern_find(&t->index, h, same_string, t, s);
     if (at >= 0)
         return at;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        char **strs = realloc(t->strs, cap * sizeof *strs);
-        if (!strs)
-            return -1;
-        t->strs = strs;
-        t->cap = cap;
-    }
+    if (zs_grow(&t->strs, &t->cap, t->n + 1, sizeof *t->strs, 256))
+        return -1;
     if (!(t->strs[t->n] = malloc(len + 1)))
         return -1;
     memcpy(t->strs[t->n], s, len + 1);

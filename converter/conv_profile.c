@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_grow.h"
 #include "zs_intern.h"
 
 /* The profile's intern tables: ids are indexes into its arrays. */
@@ -77,19 +78,6 @@ static int same_stack(const void *ctx, uint32_t id, const void *key)
     const stack_key *k = key;
     return s->process == k->process && s->nlocs == k->nlocs &&
            !memcmp(s->locs, k->locs, k->nlocs * sizeof *k->locs);
-}
-
-static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *a = realloc(*arr, c * elem);
-    if (!a)
-        return -1;
-    *arr = a;
-    *cap = c;
-    return 0;
 }
 
 int conv_function_names_body(const conv_function *f)
@@ -174,7 +162,7 @@ static int64_t intern_function(conv_profile *p, const function_key *key)
     int64_t at = zs_intern_find(&ix->functions, h, same_function, p, &k);
     if (at >= 0)
         return at;
-    if (grow_array((void **)&p->functions, &p->functions_cap, p->nfunctions, sizeof *p->functions))
+    if (zs_grow(&p->functions, &p->functions_cap, p->nfunctions + 1, sizeof *p->functions, 64))
         return -1;
     conv_function f = {strdup(k.name), strdup(k.file), k.start_line, k.native};
     if (!f.name || !f.file || zs_intern_add(&ix->functions, h, (uint32_t)p->nfunctions)) {
@@ -210,7 +198,7 @@ int64_t conv_profile_mapping(conv_profile *p, uint64_t start, uint64_t limit, ui
     int64_t at = zs_intern_find(&ix->mappings, h, same_mapping, p, &k);
     if (at >= 0)
         return at;
-    if (grow_array((void **)&p->mappings, &p->mappings_cap, p->nmappings, sizeof *p->mappings))
+    if (zs_grow(&p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof *p->mappings, 64))
         return -1;
     conv_mapping m = {start, limit, file_offset, strdup(file), strdup(k.build_id)};
     if (!m.file || !m.build_id || zs_intern_add(&ix->mappings, h, (uint32_t)p->nmappings)) {
@@ -230,7 +218,7 @@ static int64_t intern_location(conv_profile *p, const conv_location *key)
     int64_t at = zs_intern_find(&ix->locations, h, same_location, p, &k);
     if (at >= 0)
         return at;
-    if (grow_array((void **)&p->locations, &p->locations_cap, p->nlocations, sizeof *p->locations) ||
+    if (zs_grow(&p->locations, &p->locations_cap, p->nlocations + 1, sizeof *p->locations, 64) ||
         zs_intern_add(&ix->locations, h, (uint32_t)p->nlocations))
         return -1;
     p->locations[p->nlocations] = k;
@@ -247,10 +235,8 @@ int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, co
         if (q->pid == pid && !strcmp(q->host, host) && !strcmp(q->node, node))
             return (int64_t)i;
     }
-    conv_process *more = realloc(p->processes, (p->nprocesses + 1) * sizeof *more);
-    if (!more)
+    if (zs_grow(&p->processes, &p->processes_cap, p->nprocesses + 1, sizeof *p->processes, 8))
         return -1;
-    p->processes = more;
     conv_process q = {strdup(host), strdup(node), pid};
     if (!q.host || !q.node) {
         free(q.host);
@@ -280,7 +266,7 @@ int64_t conv_profile_intern_stack(conv_profile *p, uint32_t process, const uint3
         p->stacks[at].count += count;
         return at;
     }
-    if (grow_array((void **)&p->stacks, &p->stacks_cap, p->nstacks, sizeof *p->stacks))
+    if (zs_grow(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof *p->stacks, 64))
         return -1;
     uint32_t *copy = malloc((nlocs ? nlocs : 1) * sizeof *copy);
     if (!copy)

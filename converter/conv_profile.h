@@ -77,7 +77,7 @@ struct conv_profile {
     conv_stack *stacks;
     size_t nstacks, stacks_cap;
     conv_process *processes;
-    size_t nprocesses;
+    size_t nprocesses, processes_cap;
     conv_meta meta;
     /* Per-sample times: NULL unless the reader was asked for them (an
      * output in time order); the cache never stores them. */

@@ -1,6 +1,7 @@
 #include "conv_read.h"
 #include "zs_grow.h"
 #include "conv_demangle.h"
+#include "conv_interpreter.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,8 +18,10 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r4" /* r2: normalized script paths; r3: native mappings;
-                                   r4: native file:line and inlined frames */
+#define RESOLVER_GENERATION "r5" /* r2: normalized script paths; r3: native mappings;
+                                   r4: native file:line and inlined frames;
+                                   r5: the interpreter inside the innermost
+                                   script frame hidden */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each
@@ -56,13 +59,13 @@ typedef struct process {
     char *node;
     zs_image *image;
     nettime_point *clock;
-    size_t nclock;
+    size_t nclock, clock_cap;
     char **symbols;   /* native function names by SYMBOL id (format 2) */
     size_t nsymbols;
     /* Format 3: modules and native locations by id (dense: the reader
      * checked their order). */
     zs_module *modules; /* strings owned */
-    size_t nmodules;
+    size_t nmodules, modules_cap;
     zs_native_location *locations;
     size_t nlocations, locations_cap;
     /* Their source lines (LINES records), by location: n from at in line. */
@@ -83,7 +86,7 @@ struct conv_reading {
     const char *path;
     zs_reader *reader;
     uint32_t format_version; /* 2 on: func 0 marks a native frame */
-    int interpreter_frames;  /* keep the plumbing between script frames */
+    int interpreter_frames;  /* keep the interpreter's own native frames */
     char key[256]; /* the cache key; "" when not asked for or too long */
     int at_end;
     int window, net_window; /* the filter has a time window; one in network time */
@@ -179,17 +182,10 @@ static int define_stack(reading *rd, const zs_record *rec, zs_error *err)
                        "%s: offset %" PRIu64 ": stack id %" PRIu64 " out of sequence (ids are "
                        "dense from 0; %zu defined so far)",
                        rd->path, rec->offset, id, rd->ndefined);
-    if (id >= rd->nstacks) {
-        size_t n = rd->nstacks ? rd->nstacks : 256;
-        while (n <= id)
-            n *= 2;
-        raw_stack *s = realloc(rd->stacks, n * sizeof *s);
-        if (!s)
-            return zs_fail(err, ZS_E_NOMEM, "%s: stack table", rd->path);
-        memset(s + rd->nstacks, 0, (n - rd->nstacks) * sizeof *s);
-        rd->stacks = s;
-        rd->nstacks = n;
-    }
+    size_t had = rd->nstacks;
+    if (zs_grow(&rd->stacks, &rd->nstacks, id + 1, sizeof *rd->stacks, 256))
+        return zs_fail(err, ZS_E_NOMEM, "%s: stack table", rd->path);
+    memset(rd->stacks + had, 0, (rd->nstacks - had) * sizeof *rd->stacks);
     raw_stack *s = &rd->stacks[id];
     if (s->defined)
         return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": stack %" PRIu64 " defined twice",
@@ -316,11 +312,9 @@ static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
         return zs_fail(err, ZS_E_CORRUPT, "%s: more than %d processes (or out of memory)", rd->path, MAX_PROCESSES);
     if (p->nclock && p->clock[p->nclock - 1].t_us > rec->nettime.t_us)
         return 0; /* out of order: keep the clock monotonic */
-    nettime_point *c = realloc(p->clock, (p->nclock + 1) * sizeof *c);
-    if (!c)
+    if (zs_grow(&p->clock, &p->clock_cap, p->nclock + 1, sizeof *p->clock, 256))
         return zs_fail(err, ZS_E_NOMEM, "%s: network time", rd->path);
-    p->clock = c;
-    c[p->nclock++] = (nettime_point){rec->nettime.t_us, rec->nettime.network_time};
+    p->clock[p->nclock++] = (nettime_point){rec->nettime.t_us, rec->nettime.network_time};
     return rd->npending ? settle(rd, 0, err) : 0;
 }
 
@@ -345,17 +339,10 @@ static int add_symbol(reading *rd, const zs_record *rec, zs_error *err)
     uint64_t id = rec->symbol.id;
     if (!p || id >= MAX_SYMBOLS)
         return zs_fail(err, ZS_E_CORRUPT, "%s: symbol id %" PRIu64 " out of range", rd->path, id);
-    if (id >= p->nsymbols) {
-        size_t n = p->nsymbols ? p->nsymbols : 64;
-        while (n <= id)
-            n *= 2;
-        char **more = realloc(p->symbols, n * sizeof *more);
-        if (!more)
-            return zs_fail(err, ZS_E_NOMEM, "%s: symbols", rd->path);
-        memset(more + p->nsymbols, 0, (n - p->nsymbols) * sizeof *more);
-        p->symbols = more;
-        p->nsymbols = n;
-    }
+    size_t had = p->nsymbols;
+    if (zs_grow(&p->symbols, &p->nsymbols, id + 1, sizeof *p->symbols, 64))
+        return zs_fail(err, ZS_E_NOMEM, "%s: symbols", rd->path);
+    memset(p->symbols + had, 0, (p->nsymbols - had) * sizeof *p->symbols);
     free(p->symbols[id]);
     if (!(p->symbols[id] = strdup(rec->symbol.name)))
         return zs_fail(err, ZS_E_NOMEM, "%s: symbols", rd->path);
@@ -372,10 +359,8 @@ static int add_module(reading *rd, const zs_record *rec, zs_error *err)
     if (!p || p->nmodules >= MAX_MODULES || m->id != p->nmodules)
         return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": module %" PRIu64 " out of range",
                        rd->path, rec->offset, m->id);
-    zs_module *more = realloc(p->modules, (p->nmodules + 1) * sizeof *more);
-    if (!more)
+    if (zs_grow(&p->modules, &p->modules_cap, p->nmodules + 1, sizeof *p->modules, 16))
         return zs_fail(err, ZS_E_NOMEM, "%s: modules", rd->path);
-    p->modules = more;
     zs_module copy = *m;
     copy.build_id = strdup(m->build_id);
     copy.path = strdup(m->path);
@@ -562,8 +547,41 @@ static void script_span(const reading *rd, const raw_stack *s, uint32_t *first, 
     }
 }
 
+/* Whether location k of locs is a function inlined into location k - 1:
+ * the same PC, one pprof Location with it. */
+static int inlined_at(const conv_profile *prof, const uint32_t *locs, uint32_t k)
+{
+    const conv_location *in = &prof->locations[locs[k]], *out = &prof->locations[locs[k - 1]];
+    return in->inlined && in->mapping == out->mapping && in->address == out->address;
+}
+
+/* Drops the interpreter's own frames directly inside the innermost script
+ * frame of locs (conv_interpreter.h: running its statements, evaluating
+ * its expressions), up to the first native frame that is something else (a
+ * BiF, a Val method, malloc), which stays with all it called: the time of
+ * those frames is the script function's own. A PC is dropped whole or kept
+ * whole: one where a value's destructor was inlined into NameExpr::Eval
+ * keeps NameExpr::Eval, since a pprof Location is one PC with all its
+ * functions, the same wherever the PC is. */
+static void hide_interpreter_leaf(const conv_profile *prof, uint32_t *locs, uint32_t *nlocs)
+{
+    uint32_t script = *nlocs, end;
+    for (uint32_t k = 0; k < *nlocs; k++)
+        if (!conv_function_is_native(&prof->functions[prof->locations[locs[k]].function]))
+            script = k;
+    if (script == *nlocs)
+        return; /* no script frame: all of it is native */
+    for (end = script + 1; end < *nlocs; end++)
+        if (!conv_is_interpreter_function(prof->functions[prof->locations[locs[end]].function].name))
+            break;
+    while (end < *nlocs && end > script + 1 && inlined_at(prof, locs, end))
+        end--; /* back to the start of its PC */
+    memmove(locs + script + 1, locs + end, (*nlocs - end) * sizeof *locs);
+    *nlocs -= end - script - 1;
+}
+
 /* Resolves one raw stack into interned locations and adds it, without the
- * interpreter's plumbing unless asked for. */
+ * interpreter's own frames unless asked for. */
 static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *err)
 {
     conv_profile *prof = rd->profile;
@@ -619,6 +637,8 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
             return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
         locs[nlocs++] = (uint32_t)l;
     }
+    if (!rd->interpreter_frames && rd->format_version >= 2)
+        hide_interpreter_leaf(prof, locs, &nlocs);
     if (unresolved)
         prof->meta.unresolved += s->count;
     return add_resolved(rd, s, (uint32_t)proc, locs, nlocs, err);

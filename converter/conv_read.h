@@ -58,9 +58,11 @@ enum {
     /* Also make the cache key (the recording id, the file's size and what
      * the profile shows), failing when there is no header. */
     CONV_READ_KEY = 1,
-    /* Keep the interpreter's plumbing: the native frames (Stmt::Exec,
-     * Expr::Eval, ...) between the outermost and the innermost script frame
-     * of a stack, which a profile of scripts hides by default. */
+    /* Keep the interpreter's own native frames, which a profile of scripts
+     * hides by default: every native frame between the outermost and the
+     * innermost script frame of a stack (StmtList::Exec, CallExpr::Eval,
+     * ...), and the run of the interpreter's functions directly inside the
+     * innermost one (conv_interpreter.h), whose time is then the script's. */
     CONV_READ_INTERPRETER_FRAMES = 2,
 };
 

@@ -3,6 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_shorten.h"
+
+/* The function column's bound: a C++ name still longer once shortened (a
+ * lambda in a template in a namespace) is cut in its middle, so that the
+ * columns after it stay where they are. Script names (a handler body with
+ * its file:line) are shorter than this. */
+enum { NAME_MAX_CHARS = 64 };
+
 typedef struct row {
     uint32_t function;
     uint64_t flat, cum;
@@ -39,6 +47,17 @@ static void tally(const conv_profile *p, row *rows, uint64_t *total)
 }
 
 static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
+
+/* f's name as the function column shows it (malloc'd; NULL on no
+ * memory): a C++ name without its template arguments and parameters
+ * (conv_shorten.h), any name within the column's bound. */
+static char *column_name(const conv_function *f)
+{
+    char *short_name = conv_function_is_native(f) ? conv_short_name(f->name) : strdup(f->name);
+    char *fit = short_name ? conv_fit_name(short_name, NAME_MAX_CHARS) : NULL;
+    free(short_name);
+    return fit;
+}
 
 static int by_count(const void *a, const void *b)
 {
@@ -138,8 +157,14 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
     for (size_t i = 0; i < shown; i++) {
         const row *r = &rows[i];
         const conv_function *f = &p->functions[r->function];
+        char *name = column_name(f);
+        if (!name) {
+            free(rows);
+            return -1;
+        }
         fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
-                pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), f->name);
+                pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), name);
+        free(name);
         if (*f->file && !conv_function_names_body(f) && !conv_function_is_native(f))
             fprintf(out, "%s:%d\n", f->file, f->start_line);
         else

@@ -6,13 +6,20 @@
 #include <time.h>
 
 #include "conv_escape.h"
+#include "conv_shorten.h"
 #include "conv_svg_script.h"
 #include "conv_tree.h"
 
 /* Geometry, in px. CHAR is the advance of the 11 px monospace labels, so
  * that labels are cut to fit without measuring text (the script uses it
- * too, from the <svg> element). */
-enum { WIDTH = 1200, XPAD = 10, FRAME_H = 16, TOP = 84, BOTTOM = 40 };
+ * too, from the <svg> element). The root is drawn at the top and callees
+ * below it (an icicle, as flamegraph.pl --inverted and speedscope draw
+ * it): a --native stack is a hundred frames deep or more, and a graph
+ * growing upwards from its root puts the root and the first frames of
+ * every hot path thousands of px down, the first screen empty. DETAILS_Y
+ * is the line under the legend where hovering and searching report, on
+ * that first screen too. */
+enum { WIDTH = 1200, XPAD = 10, FRAME_H = 16, DETAILS_Y = 84, TOP = 96, BOTTOM = 24 };
 static const double CHAR = 6.7;
 /* Frames under 1/10000 of the samples (0.1 px at full width) are left out:
  * with thousands of stacks they are most of the file and none of the view. */
@@ -38,6 +45,8 @@ typedef struct drawing {
     const conv_profile *p;
     const conv_tree *t;
     const uint8_t *kinds; /* per function */
+    char **labels;        /* per function: its short C++ name (conv_shorten.h), NULL
+                             when the label is the name */
     int reverse;
     int depth;            /* deepest drawn frame, the root being 0 */
     uint64_t total;
@@ -86,6 +95,46 @@ static const char *name_of(const drawing *d, uint32_t node)
 {
     uint32_t f = d->t->nodes[node].function;
     return f == CONV_TREE_NONE ? "all" : d->p->functions[f].name;
+}
+
+/* What a frame's box shows: a native function's short name (a C++ name
+ * of hundreds of characters fills no box), else the name. The tooltip and
+ * the search keep the full name. */
+static const char *label_of(const drawing *d, uint32_t node)
+{
+    uint32_t f = d->t->nodes[node].function;
+    return f != CONV_TREE_NONE && d->labels[f] ? d->labels[f] : name_of(d, node);
+}
+
+/* The short labels of the native functions whose name they shorten; NULL
+ * on no memory. */
+static char **make_labels(const conv_profile *p)
+{
+    char **labels = calloc(p->nfunctions + 1, sizeof *labels);
+    for (size_t i = 0; labels && i < p->nfunctions; i++) {
+        if (!conv_function_is_native(&p->functions[i]))
+            continue;
+        char *s = conv_short_name(p->functions[i].name);
+        if (!s) {
+            for (size_t k = 0; k < i; k++)
+                free(labels[k]);
+            free(labels);
+            return NULL;
+        }
+        if (!strcmp(s, p->functions[i].name)) {
+            free(s);
+            s = NULL;
+        }
+        labels[i] = s;
+    }
+    return labels;
+}
+
+static void free_labels(char **labels, size_t n)
+{
+    for (size_t i = 0; labels && i < n; i++)
+        free(labels[i]);
+    free(labels);
 }
 
 /* Children in name order, as flame graphs draw them: position carries no
@@ -144,11 +193,18 @@ static void frame(drawing *d, uint32_t node, int depth, uint64_t offset)
     kind k = f ? (kind)d->kinds[fi] : K_ALL;
     double scale = (double)(WIDTH - 2 * XPAD) / (double)d->total;
     double x = XPAD + (double)offset * scale, w = (double)n->total * scale;
-    int y = d->reverse ? TOP + depth * FRAME_H : TOP + (d->depth - depth) * FRAME_H;
+    int y = TOP + depth * FRAME_H;
     FILE *out = d->out;
 
-    fprintf(out, "<g class=\"fr %s\"%s data-o=\"%llu\" data-n=\"%llu\"><title>", KINDS[k].class_name,
+    const char *name = label_of(d, node);
+    fprintf(out, "<g class=\"fr %s\"%s data-o=\"%llu\" data-n=\"%llu\"", KINDS[k].class_name,
             f ? "" : " id=\"root\"", (unsigned long long)offset, (unsigned long long)n->total);
+    if (name != name_of(d, node)) { /* the script's label after a zoom */
+        fputs(" data-l=\"", out);
+        conv_put_xml(out, name, SIZE_MAX);
+        fputc('"', out);
+    }
+    fputs("><title>", out);
     conv_put_xml(out, name_of(d, node), SIZE_MAX);
     if (f && *f->file && !conv_function_names_body(f)) {
         fputc('\n', out);
@@ -162,7 +218,6 @@ static void frame(drawing *d, uint32_t node, int depth, uint64_t offset)
     fprintf(out, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
     /* Cut to fit, as the script does after a zoom: readable without it. */
     int fits = (int)((w - 6) / CHAR);
-    const char *name = name_of(d, node);
     if (fits >= 3) {
         if (conv_text_chars(name) <= (size_t)fits) {
             conv_put_xml(out, name, SIZE_MAX);
@@ -260,7 +315,7 @@ static void header(drawing *d, int height)
     }
     fputs("; recorded by zeek-spy ", out);
     conv_put_xml(out, m->recorder_version ? m->recorder_version : "?", 64);
-    fprintf(out, "%s</text>\n", d->reverse ? "; reversed: innermost frames at the top" : "");
+    fprintf(out, "%s</text>\n", d->reverse ? "; reversed: innermost frames at the root" : "");
 
     /* The legend: the kinds this profile has. */
     int present[NKINDS] = {0}, x = XPAD;
@@ -278,14 +333,14 @@ static void header(drawing *d, int height)
             "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"64\" text-anchor=\"end\">Search</text>\n"
             "<text id=\"clear\" class=\"btn\" x=\"%d\" y=\"64\" text-anchor=\"end\" style=\"opacity:0\">Clear</text>\n",
             WIDTH / 2 + 120, WIDTH - XPAD, WIDTH - XPAD - 60);
+    fprintf(out, "<text id=\"details\" class=\"sub\" x=\"%d\" y=\"%d\"> </text>\n", XPAD, DETAILS_Y);
+    fprintf(out, "<text id=\"matched\" class=\"sub\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n",
+            WIDTH - XPAD, DETAILS_Y);
 }
 
 static void footer(drawing *d, int height)
 {
     FILE *out = d->out;
-    fprintf(out, "<text id=\"details\" class=\"sub\" x=\"%d\" y=\"%d\"> </text>\n", XPAD, height - 22);
-    fprintf(out, "<text id=\"matched\" class=\"sub\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n",
-            WIDTH - XPAD, height - 22);
     fprintf(out, "<text id=\"elided\" class=\"sub\" x=\"%d\" y=\"%d\">", XPAD, height - 6);
     if (!d->total)
         fputs("No samples: the recording (or the --pid/--node/--from/--to filter) left none.", out);
@@ -303,12 +358,15 @@ static int write_svg(const conv_profile *p, int reverse, FILE *out)
     conv_tree t;
     drawing d = {.p = p, .t = &t, .reverse = reverse, .out = out};
     uint8_t *kinds = classify(p);
-    if (!kinds || conv_tree_build(&t, p, d.reverse)) {
+    char **labels = make_labels(p);
+    if (!kinds || !labels || conv_tree_build(&t, p, d.reverse)) {
         free(kinds);
+        free_labels(labels, p->nfunctions);
         errno = ENOMEM;
         return -1;
     }
     d.kinds = kinds;
+    d.labels = labels;
     d.total = t.nodes[0].total;
     if (d.total)
         measure(&d, 0, 0);
@@ -318,6 +376,7 @@ static int write_svg(const conv_profile *p, int reverse, FILE *out)
     footer(&d, height);
     conv_tree_free(&t);
     free(kinds);
+    free_labels(labels, p->nfunctions);
     if (rc) {
         errno = ENOMEM;
         return -1;

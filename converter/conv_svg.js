@@ -1,8 +1,9 @@
 /* The flame graph's inline script (converter/conv_svg.c embeds it at build time):
  * zoom on click, reset, search with the matched share, details on hover.
  * It reads only what the SVG carries: data-o/data-n (offset and samples)
- * on each frame's <g>, its <title>, and data-w/data-xpad/data-char on the
- * <svg>. It sits in a CDATA section: never write the CDATA end marker in it. */
+ * and data-l (a short label, when the name is a long C++ one) on each
+ * frame's <g>, its <title>, and data-w/data-xpad/data-char on the <svg>.
+ * It sits in a CDATA section: never write the CDATA end marker in it. */
 "use strict";
 var svg, frames = [], total = 0, zo = 0, zn = 0, W = 0, XPAD = 0, CHAR = 0;
 var details, matchedText, unzoomBtn, clearBtn, query = null;
@@ -20,6 +21,8 @@ function zsInit(evt) {
     var f = { g: g, o: +g.getAttribute("data-o"), n: +g.getAttribute("data-n"),
               r: g.querySelector("rect"), t: g.querySelector("text"),
               name: t.split("\n")[0], tip: t.replace(/\n/g, " \u00b7 ") };
+    /* A C++ name's box shows its short form; search and tooltip the full one. */
+    f.label = g.getAttribute("data-l") || f.name;
     f.fill = f.r.getAttribute("fill");
     frames.push(f);
     if (g.id === "root") total = f.n;
@@ -45,7 +48,7 @@ function show(f) {
 function fit(f, w) {
   var max = Math.floor((w - 6) / CHAR);
   if (max < 3) return "";
-  return f.name.length <= max ? f.name : f.name.slice(0, max - 2) + "..";
+  return f.label.length <= max ? f.label : f.label.slice(0, max - 2) + "..";
 }
 function layout() {
   var scale = (W - 2 * XPAD) / (zn || 1);

@@ -3,20 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_grow.h"
+
 int conv_timeline_add(conv_timeline *t, int64_t t_ns, uint32_t stack)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 4096;
-        int64_t *times = realloc(t->t_ns, cap * sizeof *times);
-        if (!times)
-            return -1;
-        t->t_ns = times;
-        uint32_t *stacks = realloc(t->stack, cap * sizeof *stacks);
-        if (!stacks)
-            return -1;
-        t->stack = stacks;
-        t->cap = cap;
-    }
+    /* Two arrays of one capacity, which moves on once both have grown. */
+    size_t cap = t->cap, stack_cap = t->cap;
+    if (zs_grow(&t->t_ns, &cap, t->n + 1, sizeof *t->t_ns, 4096) ||
+        zs_grow(&t->stack, &stack_cap, cap, sizeof *t->stack, 4096))
+        return -1;
+    t->cap = cap;
     t->t_ns[t->n] = t_ns;
     t->stack[t->n++] = stack;
     return 0;

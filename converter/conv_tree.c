@@ -4,30 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t slot_of(uint32_t parent, uint32_t function, size_t mask)
+/* (parent, function) as one 64-bit key: zs_mix64 is a bijection, so its
+ * hash alone tells children apart and the index needs no equality test. */
+static uint64_t child_hash(uint32_t parent, uint32_t function)
 {
-    uint64_t h = ((uint64_t)parent << 32 | function) * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 17) & mask;
-}
-
-static int grow_slots(conv_tree *t)
-{
-    if (t->nslots >= 2 * (t->n + 1))
-        return 0;
-    size_t cap = t->nslots ? 2 * t->nslots : 256;
-    uint32_t *slots = calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t i = 1; i < t->n; i++) {
-        size_t j = slot_of(t->nodes[i].parent, t->nodes[i].function, cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = cap;
-    return 0;
+    return zs_mix64((uint64_t)parent << 32 | function);
 }
 
 static int64_t add_node(conv_tree *t, uint32_t parent, uint32_t function)
@@ -46,17 +27,13 @@ static int64_t add_node(conv_tree *t, uint32_t parent, uint32_t function)
 /* The child of parent for function, created when new. */
 static int64_t child(conv_tree *t, uint32_t parent, uint32_t function)
 {
-    if (grow_slots(t))
-        return -1;
-    size_t mask = t->nslots - 1, j = slot_of(parent, function, mask);
-    for (; t->slots[j]; j = (j + 1) & mask) {
-        const conv_tree_node *n = &t->nodes[t->slots[j] - 1];
-        if (n->parent == parent && n->function == function)
-            return t->slots[j] - 1;
-    }
-    int64_t i = add_node(t, parent, function);
+    uint64_t h = child_hash(parent, function);
+    int64_t i = zs_intern_find(&t->children, h, NULL, NULL, NULL);
     if (i >= 0)
-        t->slots[j] = (uint32_t)i + 1;
+        return i;
+    i = add_node(t, parent, function);
+    if (i >= 0 && zs_intern_add(&t->children, h, (uint32_t)i))
+        return -1;
     return i;
 }
 
@@ -87,6 +64,6 @@ fail:
 void conv_tree_free(conv_tree *t)
 {
     free(t->nodes);
-    free(t->slots);
+    zs_intern_free(&t->children);
     memset(t, 0, sizeof *t);
 }

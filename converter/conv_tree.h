@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "conv_profile.h"
+#include "zs_intern.h"
 
 #define CONV_TREE_NONE UINT32_MAX
 
@@ -22,8 +23,7 @@ typedef struct conv_tree_node {
 typedef struct conv_tree {
     conv_tree_node *nodes;
     size_t n, cap;
-    uint32_t *slots; /* (parent, function) -> node + 1; open addressing */
-    size_t nslots;
+    zs_intern children; /* (parent, function) -> node */
 } conv_tree;
 
 /* Outermost frame first, or innermost first when reverse. 0, or -1 when

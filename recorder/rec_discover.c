@@ -7,17 +7,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rec_file_id.h"
 #include "rec_inspect.h"
+#include "zs_grow.h"
 
-typedef enum judgement { NOT_ZEEK, ZEEK, UNINSPECTABLE } judgement;
+typedef enum judgement { NOT_ZEEK, ZEEK, UNINSPECTABLE, GAVE_UP } judgement;
 
-/* An executable is the same file while its inode, size and mtime are: a
- * binary rewritten in place (same inode) is judged again. */
+/* One judgement per executable: a byte for each file of the host, where
+ * rec_inspect_cache keeps the whole answer for the few zeeks. */
 typedef struct verdict {
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
+    rec_file_id file;
     judgement is;
 } verdict;
 
@@ -30,6 +29,7 @@ struct rec_discover {
     verdict *known;
     size_t n, cap;
     size_t parsed;
+    int cancel_fd;
 };
 
 rec_discover *rec_discover_new(void) { return calloc(1, sizeof(rec_discover)); }
@@ -42,8 +42,9 @@ void rec_discover_free(rec_discover *d)
 }
 
 size_t rec_discover_parsed(const rec_discover *d) { return d->parsed; }
+void rec_discover_set_cancel(rec_discover *d, int fd) { d->cancel_fd = fd; }
 
-static judgement judge(const char *exe, pid_t pid)
+static judgement judge(const char *exe, pid_t pid, int cancel_fd)
 {
     char real[4096], shown[4200];
     ssize_t n = readlink(exe, real, sizeof real - 1);
@@ -51,20 +52,14 @@ static judgement judge(const char *exe, pid_t pid)
     snprintf(shown, sizeof shown, "pid %d (%s)", (int)pid, real);
     rec_inspect_request req = {.path = exe, .shown = shown, .real_path = real,
                                .syms = {"version", "call_stack", "_ZN4zeek6detail10call_stackE"},
-                               .nsyms = 3};
+                               .nsyms = 3, .cancel_fd = cancel_fd};
     rec_inspect_verdict v;
     zs_error err = {0};
     if (rec_inspect(&req, &v, &err))
-        return err.code == ZS_E_EXE_REFUSED ? UNINSPECTABLE : NOT_ZEEK;
+        return err.code == ZS_E_EXE_REFUSED ? UNINSPECTABLE : err.code == ZS_E_TARGET ? GAVE_UP : NOT_ZEEK;
     if (v.elf_rc)
         return v.elf_err.code == ZS_E_EXE_REFUSED ? UNINSPECTABLE : NOT_ZEEK;
     return v.syms[0].found && (v.syms[1].found || v.syms[2].found) ? ZEEK : NOT_ZEEK;
-}
-
-static int same_file(const verdict *v, const struct stat *st)
-{
-    return v->dev == st->st_dev && v->ino == st->st_ino && v->size == st->st_size &&
-           v->mtime.tv_sec == st->st_mtim.tv_sec && v->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
 static int is_candidate(rec_discover *d, pid_t pid)
@@ -75,21 +70,17 @@ static int is_candidate(rec_discover *d, pid_t pid)
     if (stat(exe, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
     for (size_t i = 0; i < d->n; i++)
-        if (same_file(&d->known[i], &st))
+        if (rec_file_id_same(&d->known[i].file, &st))
             return d->known[i].is != NOT_ZEEK;
     if (d->n >= CACHE_MAX)
         d->n = 0;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 64;
-        verdict *v = realloc(d->known, cap * sizeof *v);
-        if (!v)
-            return 0;
-        d->known = v;
-        d->cap = cap;
-    }
-    judgement is = judge(exe, pid);
+    if (zs_grow(&d->known, &d->cap, d->n + 1, sizeof *d->known, 64))
+        return 0;
+    judgement is = judge(exe, pid, d->cancel_fd);
+    if (is == GAVE_UP) /* told to stop: no verdict */
+        return 0;
     d->parsed++;
-    d->known[d->n++] = (verdict){st.st_dev, st.st_ino, st.st_size, st.st_mtim, is};
+    d->known[d->n++] = (verdict){rec_file_id_of(&st), is};
     return is != NOT_ZEEK;
 }
 

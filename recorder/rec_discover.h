@@ -17,6 +17,8 @@ rec_discover *rec_discover_new(void);
  * inspected (the parse crashed, timed out or hit a limit): opening it as a
  * target then refuses it with the reason, once. */
 size_t rec_discover_scan(rec_discover *d, pid_t *pids, size_t max);
+/* A descriptor that, once readable, gives up the inspection under way. */
+void rec_discover_set_cancel(rec_discover *d, int fd);
 /* How many executables were parsed so far (each once). */
 size_t rec_discover_parsed(const rec_discover *d);
 void rec_discover_free(rec_discover *d);

@@ -1,4 +1,5 @@
 #include "rec_dump.h"
+#include "rec_constants.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -9,7 +10,6 @@
 #include "rec_sampler.h"
 #include "zs_resolver.h"
 
-enum { STOP_DEADLINE_NS = 1000000000 };
 
 /* Stops the target once and copies its stack; it runs untraced again
  * before this returns, whatever happened. */
@@ -19,10 +19,10 @@ static int take_one(const rec_target *t, rec_sampler *s, zs_error *err)
     if (rec_ptrace_seize(&tr, t->pid, 0, err))
         return -1;
     rec_ptrace_interrupt(&tr, rec_now_ns());
-    int stopped = rec_ptrace_await_stop(&tr, rec_now_ns() + STOP_DEADLINE_NS, 1);
+    int stopped = rec_ptrace_await_stop(&tr, rec_now_ns() + REC_STOP_DEADLINE_NS, 1);
     rec_read_result res = stopped > 0 ? rec_sampler_read(s) : REC_READ_FAILED;
     rec_tracee *one = &tr;
-    rec_ptrace_release(&one, 1, rec_now_ns() + STOP_DEADLINE_NS);
+    rec_ptrace_release(&one, 1, rec_now_ns() + REC_STOP_DEADLINE_NS);
     if (stopped == 0)
         return zs_fail(err, ZS_E_NO_PROCESS, "pid %d exited", (int)t->pid);
     if (stopped < 0)
@@ -50,7 +50,7 @@ static void print_network_time(FILE *out, double nt)
 int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *err)
 {
     rec_target t;
-    if (rec_target_open(pid, choice, &t, err) || rec_target_check(&t, err))
+    if (rec_target_open(pid, choice, NULL, &t, err) || rec_target_check(&t, NULL, err))
         return -1;
     rec_sampler *s = rec_sampler_new(&t, ZS_MAX_FRAMES, 0);
     zs_frame *frames = calloc(ZS_MAX_FRAMES, sizeof *frames);

@@ -1,4 +1,5 @@
 #include "rec_inspect.h"
+#include "rec_inspect_cache_priv.h"
 #include "rec_sandbox.h"
 #include "rec_signals.h"
 
@@ -23,6 +24,7 @@
 #define DWARF_HEADROOM ((rlim_t)4 << 30)
 
 static const char TEST_CRASH_ENV[] = "ZEEK_SPY_TEST_CRASH_INSPECT";
+static const char TEST_SLOW_ENV[] = "ZEEK_SPY_TEST_SLOW_INSPECT";
 
 /* ---- the child ---- */
 
@@ -50,10 +52,17 @@ static void child(const rec_inspect_request *req, int exe_fd, int root_fd, int o
         .open_files = 64,
         .nice = 10,
     };
+    const char *who = req->real_path ? req->real_path : req->path;
+    const char *slow = getenv(TEST_SLOW_ENV), *colon = slow ? strrchr(slow, ':') : NULL;
+    if (colon && colon > slow) { /* "PATH-PART:MS": that executable's parse takes MS longer */
+        char part[256];
+        snprintf(part, sizeof part, "%.*s", (int)(colon - slow), slow);
+        if (strstr(who, part))
+            usleep((useconds_t)atoi(colon + 1) * 1000);
+    }
     if (rec_sandbox_enter(&lim, keep, 3) != 0)
         _exit(2);
     const char *crash = getenv(TEST_CRASH_ENV);
-    const char *who = req->real_path ? req->real_path : req->path;
     if (crash && *crash && strstr(who, crash))
         abort();
 
@@ -88,16 +97,16 @@ static double now_s(void)
 
 /* Reads the verdict until it is whole, the child closes the pipe, or the
  * deadline passes; the number of bytes read, or -1 on timeout. */
-static ssize_t read_verdict(int fd, rec_inspect_verdict *v, double deadline)
+static ssize_t read_verdict(int fd, int cancel_fd, rec_inspect_verdict *v, double deadline)
 {
     size_t got = 0;
     while (got < sizeof *v) {
         double left = deadline - now_s();
         if (left <= 0)
             return -1;
-        struct pollfd p = {fd, POLLIN, 0};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR && rec_signals_stop_requested())
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {cancel_fd > 0 ? cancel_fd : -1, POLLIN, 0}};
+        int r = poll(p, 2, (int)(left * 1000) + 1);
+        if ((r < 0 && errno == EINTR && rec_signals_stop_requested()) || (r > 0 && p[1].revents))
             return -2; /* told to stop: a long DWARF parse must not delay it */
         if (r < 0 && errno == EINTR)
             continue;
@@ -113,6 +122,27 @@ static ssize_t read_verdict(int fd, rec_inspect_verdict *v, double deadline)
         got += (size_t)n;
     }
     return (ssize_t)got;
+}
+
+/* Reaps the child: a child that has answered but does not exit, by the
+ * deadline or when told to stop, is killed (a blocking wait would hold the
+ * recorder for as long as it lingers). Returns 0 when it exited by itself. */
+static int reap(pid_t pid, int cancel_fd, double deadline, int *status)
+{
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        struct pollfd p = {cancel_fd > 0 ? cancel_fd : -1, POLLIN, 0};
+        if (now_s() >= deadline || rec_signals_stop_requested() || poll(&p, 1, 5) > 0)
+            break;
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return -1;
 }
 
 static void terminate(zs_error *e)
@@ -145,6 +175,9 @@ static int plausible(const rec_inspect_request *req, rec_inspect_verdict *v)
     return 1;
 }
 
+static int run_child(const rec_inspect_request *req, int exe_fd, const struct stat *st,
+                     rec_inspect_verdict *v, zs_error *err);
+
 int rec_inspect(const rec_inspect_request *req, rec_inspect_verdict *v, zs_error *err)
 {
     const char *shown = req->shown ? req->shown : req->path;
@@ -168,6 +201,27 @@ int rec_inspect(const rec_inspect_request *req, rec_inspect_verdict *v, zs_error
                        "%s: %lld bytes, more than the %lld an executable may have to be parsed",
                        shown, (long long)st.st_size, (long long)ZS_ELF_MAX_FILE_BYTES);
     }
+    if (req->cache) {
+        int known = rec_inspect_cache_find(req->cache, &st, req, v, err);
+        if (known <= 0) {
+            close(exe_fd);
+            return known;
+        }
+    }
+    int rc = run_child(req, exe_fd, &st, v, err);
+    /* Remember a verdict, or a refusal of the file itself (its parse
+     * crashed or ran out of time: doing it again would end the same way). */
+    if (req->cache && (rc == 0 || err->code == ZS_E_EXE_REFUSED))
+        rec_inspect_cache_keep(req->cache, &st, req, rc, v, err);
+    return rc;
+}
+
+/* Forks the sandboxed child on exe_fd (closed here) and takes its verdict. */
+static int run_child(const rec_inspect_request *req, int exe_fd, const struct stat *stp,
+                     rec_inspect_verdict *v, zs_error *err)
+{
+    const char *shown = req->shown ? req->shown : req->path;
+    struct stat st = *stp;
     int root_fd = -1, pipefd[2];
     if (req->want_dwarf && req->root_dir)
         root_fd = open(req->root_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -194,19 +248,14 @@ int rec_inspect(const rec_inspect_request *req, rec_inspect_verdict *v, zs_error
         close(pipefd[0]);
         return zs_fail(err, ZS_E_IO, "%s: fork: %s", shown, strerror(fork_errno));
     }
-    ssize_t got = read_verdict(pipefd[0], v, deadline);
+    ssize_t got = read_verdict(pipefd[0], req->cancel_fd, v, deadline);
     close(pipefd[0]);
-    if (got < 0)
-        kill(pid, SIGKILL);
-    if (got == -2) {
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        return zs_fail(err, ZS_E_TARGET, "%s: inspection interrupted by a stop signal", shown);
-    }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (got < 0)
+    int lingered = reap(pid, req->cancel_fd, got < 0 ? 0 : deadline, &status);
+    if (got == -2 || (lingered && (rec_signals_stop_requested() ||
+                                   (req->cancel_fd > 0 && now_s() < deadline))))
+        return zs_fail(err, ZS_E_TARGET, "%s: inspection interrupted by a stop signal", shown);
+    if (got < 0 || lingered)
         return zs_fail(err, ZS_E_EXE_REFUSED,
                        "%s: parsing the executable took more than %d s; refused", shown, seconds);
     if (WIFSIGNALED(status))

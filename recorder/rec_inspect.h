@@ -17,6 +17,11 @@
 
 enum { REC_INSPECT_MAX_SYMS = 12 };
 
+/* Verdicts already had, by the executable's identity (device, inode, size,
+ * mtime) and the question asked: a worker restarted from the same binary is
+ * not parsed again, one rebuilt in place is. */
+typedef struct rec_inspect_cache rec_inspect_cache;
+
 typedef struct rec_inspect_request {
     const char *path;      /* what to open (/proc/PID/exe); named in parse errors */
     const char *shown;     /* names it when the inspection itself fails */
@@ -26,6 +31,8 @@ typedef struct rec_inspect_request {
     int nsyms;
     int want_dwarf;        /* also derive a layout from the DWARF */
     const char *zeek_version; /* for the DWARF scan; may be "" */
+    rec_inspect_cache *cache; /* or NULL */
+    int cancel_fd;         /* > 0: readable means give up (the child is killed); 0: none */
 } rec_inspect_request;
 
 typedef struct rec_inspect_symbol {
@@ -53,7 +60,14 @@ enum { REC_INSPECT_ELF_SECONDS = 10, REC_INSPECT_DWARF_SECONDS = 90 };
  * child crashed, ran out of time or memory, or answered nonsense.
  *
  * Test hook: when ZEEK_SPY_TEST_CRASH_INSPECT is set and occurs in the
- * executable's path, the child aborts, as a parser crash would. */
+ * executable's path, the child aborts, as a parser crash would; when
+ * ZEEK_SPY_TEST_SLOW_INSPECT is "PART:MS" and PART occurs in it, the child
+ * takes MS milliseconds longer, as a large executable's DWARF would. */
 int rec_inspect(const rec_inspect_request *req, rec_inspect_verdict *v, zs_error *err);
+
+rec_inspect_cache *rec_inspect_cache_new(void);
+/* Inspections answered from the cache, and run. */
+void rec_inspect_cache_counts(const rec_inspect_cache *c, uint64_t *hits, uint64_t *runs);
+void rec_inspect_cache_free(rec_inspect_cache *c);
 
 #endif

@@ -6,16 +6,16 @@
 #include <string.h>
 
 #include "rec_dump.h"
+#include "rec_constants.h"
 #include "rec_session.h"
 #include "rec_signals.h"
 #include "rec_target.h"
 #include "rec_top.h"
 #include "zs_dwarf.h"
 #include "zs_elf.h"
+#include "zs_grow.h"
 #include "zs_parse.h"
 #include "zs_version.h"
-
-static const char PROG[] = "zeek-spy-record";
 
 static void usage(FILE *out)
 {
@@ -27,6 +27,8 @@ static void usage(FILE *out)
             "Sample the script call stack of running zeek processes into a recording.\n\n"
             "  -p, --pid PID          record this zeek process (repeatable)\n"
             "      --all              record every zeek process, also ones that start later\n"
+            "      --scan-every SECS  with --all, look for new zeek processes this often\n"
+            "                         (default 2, 0.05..3600)\n"
             "  -o, --output FILE      recording to create (default zeek-spy-HOST-PID-TIME.zspy)\n"
             "  -r, --rate HZ          samples per second (default 100, 1..10000)\n"
             "  -d, --duration SECS    stop after this long (default: until Ctrl-C or exit)\n"
@@ -52,19 +54,17 @@ static void usage(FILE *out)
             "  -v, --verbose          more detail\n"
             "  -V, --version          print the version\n"
             "  -h, --help             this help\n",
-            PROG, PROG, PROG, PROG);
+            REC_PROG, REC_PROG, REC_PROG, REC_PROG);
 }
 
-static int add_pid(rec_options *o, const char *s, zs_error *err)
+static int add_pid(rec_options *o, size_t *pids_cap, const char *s, zs_error *err)
 {
     double v;
     if (zs_parse_number("--pid", s, 1, 4194304, &v, err) || v != (double)(pid_t)v)
         return zs_fail(err, ZS_E_USAGE, "--pid: '%s' is not a process id", s);
-    pid_t *p = realloc(o->pids, (o->npids + 1) * sizeof *p);
-    if (!p)
+    if (zs_grow(&o->pids, pids_cap, o->npids + 1, sizeof *o->pids, 8))
         return zs_fail(err, ZS_E_NOMEM, "--pid");
-    p[o->npids++] = (pid_t)v;
-    o->pids = p;
+    o->pids[o->npids++] = (pid_t)v;
     return 0;
 }
 
@@ -72,7 +72,7 @@ static int add_pid(rec_options *o, const char *s, zs_error *err)
 enum long_option {
     OPT_STATS = 256, OPT_NONBLOCKING, OPT_NO_REALTIME, OPT_LAYOUT, OPT_NO_DWARF, OPT_PRINT_LAYOUT,
     OPT_ALL, OPT_ROTATE, OPT_ROTATE_SIZE, OPT_MAX_SIZE, OPT_NO_FOLLOW_CPU, OPT_DUMP, OPT_TOP,
-    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE,
+    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE, OPT_SCAN_EVERY,
 };
 
 typedef struct cli {
@@ -102,20 +102,23 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"no-follow-cpu", no_argument, 0, OPT_NO_FOLLOW_CPU}, {"dump", no_argument, 0, OPT_DUMP},
         {"top", no_argument, 0, OPT_TOP},              {"top-window", required_argument, 0, OPT_TOP_WINDOW},
         {"native", no_argument, 0, OPT_NATIVE},        {"no-native", no_argument, 0, OPT_NO_NATIVE},
+        {"scan-every", required_argument, 0, OPT_SCAN_EVERY},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
     o->top_window_s = 10;
     double top_window = 0;
+    size_t pids_cap = 0;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "+:p:o:r:d:qvVh", longopts, NULL)) != -1) {
         switch (ch) {
-        case 'p': if (add_pid(o, optarg, err)) return -1; break;
+        case 'p': if (add_pid(o, &pids_cap, optarg, err)) return -1; break;
         case 'o': o->output = optarg; break;
         case 'r': if (zs_parse_number("--rate", optarg, 1, 10000, &o->rate_hz, err)) return -1; break;
         case 'd': if (zs_parse_number("--duration", optarg, 0.01, 1e7, &o->duration_s, err)) return -1; break;
         case OPT_STATS: if (zs_parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
+        case OPT_SCAN_EVERY: if (zs_parse_number("--scan-every", optarg, 0.05, 3600, &o->scan_every_s, err)) return -1; break;
         case OPT_NONBLOCKING: o->nonblocking = 1; break;
         case OPT_NO_REALTIME: o->no_realtime = 1; break;
         case OPT_LAYOUT:
@@ -143,7 +146,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
             break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
-        case 'V': printf("%s %s\n", PROG, ZS_RECORDER_VERSION); exit(0);
+        case 'V': printf("%s %s\n", REC_PROG, ZS_RECORDER_VERSION); exit(0);
         case 'h': usage(stdout); exit(0);
         case ':': return zs_fail(err, ZS_E_USAGE, "option %s needs a value", argv[optind - 1]);
         default: return zs_fail(err, ZS_E_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
@@ -167,6 +170,8 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     }
     if (top_window && !o->top)
         return zs_fail(err, ZS_E_USAGE, "--top-window needs --top");
+    if (o->scan_every_s && !o->all)
+        return zs_fail(err, ZS_E_USAGE, "--scan-every needs --all");
     if ((o->npids > 0) + (nrest > 0) + o->all > 1)
         return zs_fail(err, ZS_E_USAGE, "give one of -p PID, --all or -- COMMAND");
     if (nrest > 0)
@@ -211,7 +216,7 @@ static int print_layout(const cli *c, zs_error *err)
         }
     } else {
         rec_target t;
-        if (rec_target_open(c->rec.pids[0], &c->rec.layout, &t, err))
+        if (rec_target_open(c->rec.pids[0], &c->rec.layout, NULL, &t, err))
             return -1;
         layout = t.layout;
         source = rec_layout_source_name(t.layout_source);
@@ -242,7 +247,7 @@ int main(int argc, char **argv)
     }
     free(c.rec.pids);
     if (rc) {
-        zs_error_print(PROG, &err);
+        zs_error_print(REC_PROG, &err);
         return zs_exit_status(&err);
     }
     return 0;

@@ -20,8 +20,6 @@ int rec_mixed_is_entry(const char *name)
     return 0;
 }
 
-static zs_frame native_frame(uint64_t id) { return (zs_frame){0, id}; }
-
 /* Each activation replaced by its script frame, every other native frame
  * where it was: out gets nnative frames. */
 static size_t interleave(const zs_frame *script, const rec_mixed_native *native, size_t nnative,
@@ -29,7 +27,7 @@ static size_t interleave(const zs_frame *script, const rec_mixed_native *native,
 {
     size_t j = 0;
     for (size_t i = 0; i < nnative; i++)
-        out[i] = native[i].entry ? script[j++] : native_frame(native[i].id);
+        out[i] = native[i].entry ? script[j++] : native[i].frame;
     return nnative;
 }
 
@@ -42,11 +40,11 @@ static size_t replace_interpreter(const zs_frame *script, size_t nscript,
 {
     size_t k = 0;
     for (size_t i = 0; i < first && k < max; i++)
-        out[k++] = native_frame(native[i].id);
+        out[k++] = native[i].frame;
     for (size_t i = 0; i < nscript && k < max; i++)
         out[k++] = script[i];
     for (size_t i = last + 1; i < nnative && k < max; i++)
-        out[k++] = native_frame(native[i].id);
+        out[k++] = native[i].frame;
     return k;
 }
 
@@ -90,7 +88,7 @@ static size_t emit_placed(const zs_frame *script, size_t nscript, const rec_mixe
         if (j < nscript && at[j] == i)
             out[k++] = script[j++];
         else if (whole || i < first || i > last)
-            out[k++] = native_frame(native[i].id);
+            out[k++] = native[i].frame;
     }
     return k;
 }
@@ -102,7 +100,7 @@ static size_t fallback(const zs_frame *script, size_t nscript, const rec_mixed_n
     for (size_t i = 0; i < nscript && k < max; i++)
         out[k++] = script[i];
     if (nnative && k < max)
-        out[k++] = native_frame(native[nnative - 1].id);
+        out[k++] = native[nnative - 1].frame;
     return k;
 }
 
@@ -123,19 +121,19 @@ size_t rec_mixed_stack(const zs_frame *script, const uint64_t *script_addrs, siz
         for (size_t i = 0; i < nscript && k < max; i++)
             out[k++] = script[i];
         if (k < max)
-            out[k++] = native_frame((uint64_t)cut.fiber);
+            out[k++] = zs_native_frame((uint64_t)cut.fiber);
         for (size_t i = 0; i < nnative && k < max; i++)
-            out[k++] = native_frame(native[i].id);
+            out[k++] = native[i].frame;
         return k;
     }
     /* A stack deeper than the copy starts at the marker, not at _start. */
     int cut_short = cut.truncated >= 0;
     if (cut_short && max)
-        out[k++] = native_frame((uint64_t)cut.truncated);
+        out[k++] = zs_native_frame((uint64_t)cut.truncated);
     if (nscript == 0) {
         /* No script running: where the native time goes, all of it. */
         for (size_t i = 0; i < nnative && k < max; i++)
-            out[k++] = native_frame(native[i].id);
+            out[k++] = native[i].frame;
         return k;
     }
     /* By address when every Frame lies in a native frame; else by count,
@@ -152,7 +150,7 @@ size_t rec_mixed_stack(const zs_frame *script, const uint64_t *script_addrs, siz
         for (size_t i = 0; i < nscript && k < max; i++)
             out[k++] = script[i];
         for (size_t i = entries ? last + 1 : 0; i < nnative && k < max; i++)
-            out[k++] = native_frame(native[i].id);
+            out[k++] = native[i].frame;
         return k;
     }
     if (entries != nscript || script_cut) {

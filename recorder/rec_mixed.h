@@ -16,8 +16,11 @@
 
 #include "zs_format.h"
 
+/* One frame of the native source, as the recording will hold it (a
+ * native location: zs_native_frame of its id, rec_native.h), with what the
+ * merge needs to place the script frames among them. */
 typedef struct rec_mixed_native {
-    uint64_t id;      /* location id (rec_native.h) */
+    zs_frame frame;
     int entry;        /* an interpreter activation (rec_mixed_is_entry) */
     uint64_t sp, cfa; /* the frame's extent on the stack, [sp, cfa); 0, 0
                          when unknown */

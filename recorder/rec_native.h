@@ -15,10 +15,14 @@
 #include <unistd.h>
 
 #include "rec_mixed.h"
+#include "rec_output.h"
 #include "zs_error.h"
 
 enum {
-    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up, at most */
+    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up, before the
+                                          stack's base is known */
+    REC_NATIVE_STACK_MAX = 64 << 10,   /* to the stack's base, at most */
+    REC_NATIVE_STACK_BASE_SLACK = 256, /* the base: this far above the outermost frame */
     REC_NATIVE_STACK_MIN = 4 << 10,    /* 8.1+: sized from the outermost Frame, at least */
     REC_NATIVE_STACK_SLACK = 2 << 10,  /* and this far above it (rec_native_capture) */
     REC_NATIVE_STACK_PAGE = 4 << 10,
@@ -107,6 +111,9 @@ const char *rec_native_name(const rec_native *n, uint64_t id);
 /* A location id rec_native_collect returned, and a module id of a
  * location; NULL for an id it never gave. */
 const rec_native_location *rec_native_location_of(const rec_native *n, uint64_t id);
+/* Location id as the recording's plain record (its module in *module);
+ * 0 for an id the unwinder did not announce. */
+int rec_native_describe(const rec_native *n, uint64_t id, rec_out_location *out, zs_module *module);
 const rec_native_module *rec_native_module_of(const rec_native *n, uint64_t id);
 /* A location's source lines, innermost first (l->nlines of them). */
 const rec_native_line *rec_native_lines_of(const rec_native *n, const rec_native_location *l);
@@ -122,6 +129,10 @@ void rec_native_reaped(rec_native *n, pid_t pid);
 
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);
+
+/* Unwinds that needed libdwfl's general path (rec_cfi.h), for the end
+ * report. */
+uint64_t rec_native_general(const rec_native *n);
 
 /* Bytes of stack copied in all, and in how many copies. */
 uint64_t rec_native_copied(const rec_native *n, uint64_t *copies);

@@ -23,7 +23,7 @@
 enum { MIN_FREE_BYTES = 64 << 20, MAX_PARTS_KEPT = 100000 };
 
 typedef struct id_map {
-    uint32_t *to; /* by the unwinder's id */
+    uint32_t *to; /* by the finder's id */
     size_t cap;
     uint32_t n;
 } id_map;
@@ -33,8 +33,8 @@ typedef struct proc {
     rec_capture *capture; /* per part: each part carries its own snapshot */
     uint8_t *symbol_written; /* per part: SYMBOL records already in it, by id */
     size_t symbol_cap;
-    /* Per part: the part's id + 1 of each unwinder module and location
-     * written to it (0: not yet), and how many. */
+    /* Per part: the part's id + 1 of each module and location (by the
+     * finder's ids) written to it (0: not yet), and how many. */
     id_map modules, locations;
 } proc;
 
@@ -54,7 +54,7 @@ struct rec_output {
     zs_writer *writer;
     rec_stacks *stacks;
     proc *procs;
-    size_t nprocs;
+    size_t nprocs, procs_cap;
 };
 
 static void id_map_free(id_map *m)
@@ -71,6 +71,11 @@ static uint32_t *id_map_slot(id_map *m, uint64_t id)
         return NULL;
     memset(m->to + old, 0, (m->cap - old) * sizeof *m->to);
     return &m->to[id];
+}
+
+static const uint32_t *id_map_find(const id_map *m, uint64_t id)
+{
+    return id < m->cap ? &m->to[id] : NULL;
 }
 
 static int rotating(const rec_output *o) { return o->c.rotate_bytes || o->c.rotate_seconds; }
@@ -224,11 +229,9 @@ rec_output *rec_output_open(const rec_output_config *c, uint64_t start_ns, pid_t
 
 int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err)
 {
-    proc *p = realloc(o->procs, (o->nprocs + 1) * sizeof *p);
-    if (!p)
+    if (zs_grow(&o->procs, &o->procs_cap, o->nprocs + 1, sizeof *o->procs, 8))
         return zs_fail(err, ZS_E_NOMEM, "process table");
-    o->procs = p;
-    p = &o->procs[o->nprocs];
+    proc *p = &o->procs[o->nprocs];
     p->target = t;
     p->symbol_written = NULL;
     p->symbol_cap = 0;
@@ -245,6 +248,8 @@ void rec_output_drop_process(rec_output *o, pid_t pid)
         if (o->procs[i].target->pid != pid)
             continue;
         rec_capture_free(o->procs[i].capture);
+        if (o->stacks)
+            rec_stacks_forget_pid(o->stacks, (uint32_t)pid);
         free(o->procs[i].symbol_written);
         id_map_free(&o->procs[i].modules);
         id_map_free(&o->procs[i].locations);
@@ -273,16 +278,16 @@ static int write_symbol(rec_output *o, proc *p, uint64_t id, const char *name, z
     return zs_writer_symbol(o->writer, (uint32_t)p->target->pid, id, name, err);
 }
 
-/* The part's id of unwinder module id (written now if new). */
-static int write_module(rec_output *o, proc *p, const rec_native *n, uint32_t id, uint64_t *file_id,
+/* The part's id of module m (written now if new). */
+static int write_module(rec_output *o, proc *p, const zs_module *m, uint64_t *file_id,
                         zs_error *err)
 {
-    const rec_native_module *m = rec_native_module_of(n, id);
-    uint32_t *slot = id_map_slot(&p->modules, id);
-    if (!slot || !m)
+    uint32_t *slot = id_map_slot(&p->modules, m->id);
+    if (!slot)
         return zs_fail(err, ZS_E_NOMEM, "module table");
     if (!*slot) {
-        zs_module rec = {p->modules.n, m->build_id, m->path, m->start, m->end, m->file_offset};
+        zs_module rec = *m;
+        rec.id = p->modules.n;
         if (zs_writer_module(o->writer, (uint32_t)p->target->pid, &rec, err))
             return -1;
         *slot = ++p->modules.n;
@@ -291,48 +296,59 @@ static int write_module(rec_output *o, proc *p, const rec_native *n, uint32_t id
     return 0;
 }
 
-/* The source lines of a location just written (file id location), when
- * the unwinder found them: their names first. */
-static int write_lines(rec_output *o, proc *p, const rec_native *n, const rec_native_location *l,
-                       uint64_t location, zs_error *err)
+/* The source lines of a location just written (file id location): their
+ * names first. */
+static int write_lines(rec_output *o, proc *p, const rec_out_location *l, uint64_t location,
+                       zs_error *err)
 {
-    const rec_native_line *lines = rec_native_lines_of(n, l);
     zs_native_lines rec = {location, l->nlines, {{0}}};
-    if (!lines || l->nlines > ZS_MAX_INLINE)
+    if (!l->nlines || l->nlines > ZS_MAX_INLINE)
         return 0;
     for (size_t i = 0; i < l->nlines; i++) {
-        if (write_symbol(o, p, lines[i].function, rec_native_name(n, lines[i].function), err) ||
-            write_symbol(o, p, lines[i].file, rec_native_name(n, lines[i].file), err))
+        const rec_out_line *line = &l->lines[i];
+        if (write_symbol(o, p, line->function.id, line->function.name, err) ||
+            write_symbol(o, p, line->file.id, line->file.name, err))
             return -1;
-        rec.line[i] = (zs_native_line){lines[i].function, lines[i].file, lines[i].line};
+        rec.line[i] = (zs_native_line){line->function.id, line->file.id, line->line};
     }
     return zs_writer_lines(o->writer, (uint32_t)p->target->pid, &rec, err);
 }
 
-int rec_output_native(rec_output *o, pid_t pid, const rec_native *n, uint64_t id,
-                      uint64_t *file_id, zs_error *err)
+int rec_output_native_known(rec_output *o, pid_t pid, uint64_t id, uint64_t *file_id)
 {
     proc *p = find(o, pid);
-    const rec_native_location *l = rec_native_location_of(n, id);
+    const uint32_t *slot = p ? id_map_find(&p->locations, id) : NULL;
     *file_id = id;
-    if (!p || !l)
+    if (!p)
+        return 1; /* a process not in the recording: nothing to write */
+    if (!slot || !*slot)
         return 0;
-    uint32_t *slot = id_map_slot(&p->locations, id);
+    *file_id = *slot - 1;
+    return 1;
+}
+
+int rec_output_native(rec_output *o, pid_t pid, const rec_out_location *l, uint64_t *file_id,
+                      zs_error *err)
+{
+    proc *p = find(o, pid);
+    *file_id = l->id;
+    if (!p)
+        return 0;
+    uint32_t *slot = id_map_slot(&p->locations, l->id);
     if (!slot)
         return zs_fail(err, ZS_E_NOMEM, "location table");
     if (!*slot) {
-        zs_native_location rec = {p->locations.n, 0, l->address, l->symbol};
+        zs_native_location rec = {p->locations.n, 0, l->address, l->symbol.id};
         uint64_t module = 0;
-        if (write_symbol(o, p, l->symbol, rec_native_name(n, l->symbol), err))
+        if (write_symbol(o, p, l->symbol.id, l->symbol.name, err))
             return -1;
         if (l->module) {
-            if (write_module(o, p, n, l->module - 1, &module, err))
+            if (write_module(o, p, l->module, &module, err))
                 return -1;
             rec.module = module + 1;
-            rec.address -= rec_native_module_of(n, l->module - 1)->start; /* within it: checked */
+            rec.address -= l->module->start; /* within it: checked by the finder */
         }
-        if (zs_writer_location(o->writer, (uint32_t)pid, &rec, err) ||
-            write_lines(o, p, n, l, rec.id, err))
+        if (zs_writer_location(o->writer, (uint32_t)pid, &rec, err) || write_lines(o, p, l, rec.id, err))
             return -1;
         *slot = ++p->locations.n;
     }
@@ -349,8 +365,11 @@ int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *f
         return zs_fail(err, ZS_E_NOMEM, "stack table");
     if (is_new) {
         proc *p = find(o, pid);
+        size_t shared;
+        int64_t base = rec_stacks_base(o->stacks, (uint64_t)id, &shared);
+        zs_stack_base from = {base >= 0 ? (uint64_t)base + 1 : 0, shared};
         if ((p && rec_capture_frames(p->capture, frames, n, err)) ||
-            zs_writer_stack(o->writer, (uint64_t)id, (uint32_t)pid, frames, n, err))
+            zs_writer_stack_from(o->writer, (uint64_t)id, (uint32_t)pid, &from, frames, n, err))
             return -1;
     }
     o->part_samples++;

@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "rec_native.h"
 #include "rec_target.h"
 #include "zs_error.h"
 #include "zs_format.h"
@@ -34,12 +33,35 @@ rec_output *rec_output_open(const rec_output_config *c, uint64_t start_ns, pid_t
 /* t must live until rec_output_drop_process or close. */
 int rec_output_add_process(rec_output *o, const rec_target *t, zs_error *err);
 void rec_output_drop_process(rec_output *o, pid_t pid);
-/* A native frame: the location id n gave it, written with its symbol and
- * module once per part before the first stack that uses it. *file_id is
- * what the part's stacks call it (ids are dense per part, in the order
- * first used). */
-int rec_output_native(rec_output *o, pid_t pid, const rec_native *n, uint64_t id,
-                      uint64_t *file_id, zs_error *err);
+/* A native frame's location as the recording keeps it, in plain values:
+ * ids are the finder's (dense per process), each name given with its id. */
+typedef struct rec_named {
+    uint64_t id;
+    const char *name;
+} rec_named;
+
+typedef struct rec_out_line {
+    rec_named function, file;
+    uint64_t line;
+} rec_out_line;
+
+typedef struct rec_out_location {
+    uint64_t id;
+    uint64_t address;         /* in the target */
+    rec_named symbol;
+    const zs_module *module;  /* its id the finder's; NULL: in no module */
+    size_t nlines;            /* 0 to ZS_MAX_INLINE */
+    rec_out_line lines[ZS_MAX_INLINE]; /* innermost first */
+} rec_out_location;
+
+/* What the part's stacks call the native location id (ids are dense per
+ * part, in the order first used): 1 with *file_id set when the part has
+ * it already, 0 when it must be given with rec_output_native. */
+int rec_output_native_known(rec_output *o, pid_t pid, uint64_t id, uint64_t *file_id);
+/* Writes a location with its symbol, module and lines (once per part,
+ * before the first stack that uses it); *file_id as above. */
+int rec_output_native(rec_output *o, pid_t pid, const rec_out_location *l, uint64_t *file_id,
+                      zs_error *err);
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
                       zs_error *err);
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,

@@ -1,4 +1,5 @@
 #include "rec_ptrace.h"
+#include "rec_constants.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,9 +9,6 @@
 #include <time.h>
 
 #include "rec_clock.h"
-
-static const char PTRACE_HINT[] =
-    "run as root or with CAP_SYS_PTRACE (and check the sysctl kernel.yama.ptrace_scope)";
 
 int rec_ptrace_seize(rec_tracee *t, pid_t pid, int trace_exec, zs_error *err)
 {
@@ -22,7 +20,7 @@ int rec_ptrace_seize(rec_tracee *t, pid_t pid, int trace_exec, zs_error *err)
             return zs_fail(err, ZS_E_NO_PROCESS, "pid %d: no such process", (int)pid);
         if (errno == EPERM)
             return zs_fail(err, ZS_E_PERMISSION, "pid %d: ptrace not permitted: %s "
-                           "(or another tracer, e.g. a debugger, is attached)", (int)pid, PTRACE_HINT);
+                           "(or another tracer, e.g. a debugger, is attached)", (int)pid, REC_PTRACE_HINT);
         return zs_fail(err, ZS_E_TARGET, "pid %d: PTRACE_SEIZE: %s", (int)pid, strerror(errno));
     }
     t->seized = 1;
@@ -50,7 +48,9 @@ int rec_ptrace_interrupt(rec_tracee *t, uint64_t now_ns)
 pid_t rec_ptrace_collect(int *status)
 {
     for (;;) {
-        pid_t r = waitpid(-1, status, __WALL | WNOHANG);
+        /* This thread's own children and tracees only: those of --all's
+         * scout thread (its sandboxed inspectors) are its to reap. */
+        pid_t r = waitpid(-1, status, __WALL | __WNOTHREAD | WNOHANG);
         if (r < 0 && errno == EINTR)
             continue;
         return r > 0 ? r : 0;

@@ -9,16 +9,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "rec_model.h"
 #include "rec_target.h"
 #include "zs_format.h"
 
 typedef struct rec_sampler rec_sampler;
-
-typedef enum rec_read_result {
-    REC_READ_OK = 0,
-    REC_READ_FAILED = 1, /* memory unreadable (target exiting?) */
-    REC_READ_TORN = 2,   /* nonblocking: the stack changed while being read */
-} rec_read_result;
 
 rec_sampler *rec_sampler_new(const rec_target *t, size_t max_frames, int nonblocking);
 void rec_sampler_free(rec_sampler *s);
@@ -34,8 +29,9 @@ void rec_sampler_warm(rec_sampler *s);
 /* A region another part of the window wants copied (--native: the stack),
  * asked for once the CallInfo array is in: given the outermost Frame's
  * address (0: none), it fills one iovec pair and returns its length, 0 for
- * nothing. It rides as the last iovec of the 8.1+ model's last call,
- * sparing the window a process_vm_readv of its own. */
+ * nothing. It rides as the last iovec of the model's last call (the
+ * models whose Frames are on the stack), sparing the window a
+ * process_vm_readv of its own. */
 typedef size_t (*rec_sampler_rider)(void *ctx, uint64_t outermost_frame, struct iovec *local,
                                     struct iovec *remote);
 void rec_sampler_set_rider(rec_sampler *s, rec_sampler_rider fn, void *ctx);
@@ -50,11 +46,10 @@ rec_read_result rec_sampler_read(rec_sampler *s);
  * *cut is set when the stack was deeper than max_frames. */
 size_t rec_sampler_frames(const rec_sampler *s, zs_frame *out, int *cut);
 
-/* Callinfo-frame model (8.1+): where each frame of the last read lives
- * (CallInfo.frame, on zeek's C++ stack, inside the native activation that
- * runs it), outermost first, as rec_sampler_frames gives the frames.
- * Returns the count; 0 for the older models, whose Frames are on the heap
- * (or missing) and say nothing about the native stack. */
+/* Where each frame of the last read lives on zeek's C++ stack (8.1+:
+ * CallInfo.frame, inside the native activation that runs it), outermost
+ * first, as rec_sampler_frames gives the frames. Returns the count; 0 for
+ * a model whose Frames say nothing about the native stack. */
 size_t rec_sampler_frame_addrs(const rec_sampler *s, uint64_t *out);
 
 /* The outermost of those addresses, 0 when there is none. */

@@ -86,6 +86,7 @@ static int install_seccomp(void)
 
 int rec_sandbox_enter(const rec_sandbox_limits *lim, const int *keep, int nkeep)
 {
+    pid_t parent = getppid();
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     for (int sig = 1; sig < NSIG; sig++)
         sigaction(sig, &dfl, NULL);
@@ -127,6 +128,10 @@ int rec_sandbox_enter(const rec_sandbox_limits *lim, const int *keep, int nkeep)
             setresuid(NOBODY_ID, NOBODY_ID, NOBODY_ID) != 0)
             return -1;
         if (geteuid() == 0 || getuid() == 0) /* never parse as root */
+            return -1;
+        /* The kernel clears the parent-death signal when the ids change:
+         * again, and the recorder may have died in between. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             return -1;
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_DUMPABLE, 0) != 0)

@@ -15,6 +15,7 @@ typedef struct rec_options {
     size_t npids;
     char **command;          /* launch mode: argv of the command, NULL-terminated */
     int all;                 /* every zeek, including ones that start later */
+    double scan_every_s;     /* --all: how often to look for new ones (0: the default) */
     const char *output;      /* NULL: zeek-spy-HOST-PID-TIME.zspy */
     uint64_t rotate_bytes;   /* start a new part at this size (0: never) */
     double rotate_seconds;   /* start a new part after this long (0: never) */

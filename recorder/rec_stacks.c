@@ -5,6 +5,9 @@
 
 #include "zs_intern.h"
 
+/* How far back a new stack looks for the one it shares most with. */
+#define REC_STACKS_BASES 32
+
 typedef struct entry {
     uint32_t pid;
     uint32_t n;
@@ -33,7 +36,8 @@ static int same_stack(const void *ctx, uint32_t id, const void *key)
 {
     const entry *e = &((const rec_stacks *)ctx)->entries[id];
     const stack_key *k = key;
-    return e->pid == k->pid && e->n == k->n && !memcmp(e->frames, k->frames, k->n * sizeof *k->frames);
+    return e->frames && e->pid == k->pid && e->n == k->n &&
+           !memcmp(e->frames, k->frames, k->n * sizeof *k->frames);
 }
 
 rec_stacks *rec_stacks_new(void)
@@ -71,6 +75,54 @@ int64_t rec_stacks_intern(rec_stacks *s, uint32_t pid, const zs_frame *frames, s
 }
 
 size_t rec_stacks_count(const rec_stacks *s) { return s->count; }
+
+int64_t rec_stacks_base(const rec_stacks *s, uint64_t id, size_t *shared)
+{
+    int64_t best = -1;
+    size_t most = 1;
+    const entry *new = &s->entries[id];
+    size_t oldest = id > REC_STACKS_BASES ? (size_t)id - REC_STACKS_BASES : 0;
+    for (size_t at = (size_t)id; at-- > oldest;) {
+        const entry *e = &s->entries[at];
+        if (!e->frames || e->pid != new->pid)
+            continue;
+        size_t k = 0, limit = e->n < new->n ? e->n : new->n;
+        while (k < limit && !memcmp(&e->frames[k], &new->frames[k], sizeof *e->frames))
+            k++;
+        if (k > most) {
+            most = k;
+            best = (int64_t)at;
+        }
+    }
+    *shared = best >= 0 ? most : 0;
+    return best;
+}
+
+void rec_stacks_forget_pid(rec_stacks *s, uint32_t pid)
+{
+    size_t dropped = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        if (s->entries[i].frames && s->entries[i].pid == pid) {
+            free(s->entries[i].frames);
+            s->entries[i].frames = NULL; /* its id is never looked up again */
+            dropped++;
+        }
+    }
+    if (!dropped)
+        return;
+    /* The index without them (the table cannot delete in place). */
+    zs_intern index = {0};
+    for (size_t i = 0; i < s->count; i++) {
+        const entry *e = &s->entries[i];
+        stack_key k = {e->pid, e->n, e->frames};
+        if (e->frames && zs_intern_add(&index, hash_stack(&k), (uint32_t)i)) {
+            zs_intern_free(&index);
+            return; /* no memory: the old index stays, with the dropped ids unmatchable */
+        }
+    }
+    zs_intern_free(&s->index);
+    s->index = index;
+}
 
 void rec_stacks_free(rec_stacks *s)
 {

@@ -26,9 +26,13 @@ typedef struct rec_stats {
     uint64_t torn;
     uint64_t deep;      /* stacks cut at the maximum depth */
     uint64_t failed;    /* samples lost to a failed read */
+    uint64_t elsewhere_samples; /* samples whose stop waited for housekeeping */
     rec_hist window;    /* interrupt to continue */
-    rec_hist wait;      /* interrupt to the stop seen */
-    rec_hist held;      /* stop seen to continue */
+    rec_hist wait;      /* interrupt to the stop seen, less elsewhere: the
+                           target on its way to its stop */
+    rec_hist elsewhere; /* the loop on housekeeping while that stop was
+                           pending (none by design: a regression shows here) */
+    rec_hist held;      /* stop seen to continue: the reads */
 } rec_stats;
 
 void rec_hist_add(rec_hist *h, uint64_t ns);

@@ -1,7 +1,9 @@
 #include "rec_target.h"
+#include "rec_constants.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +13,10 @@
 
 #include "rec_inspect.h"
 #include "rec_memory.h"
+#include "rec_model.h"
 #include "zs_elf.h"
+#include "zs_maps.h"
 #include "zs_resolver.h"
-
-static const char PTRACE_HINT[] =
-    "run as root or with CAP_SYS_PTRACE (and check the sysctl kernel.yama.ptrace_scope)";
 
 const char *rec_layout_source_name(rec_layout_source s)
 {
@@ -29,7 +30,7 @@ const char *rec_layout_source_name(rec_layout_source s)
 
 static int permission_error(pid_t pid, const char *what, zs_error *err)
 {
-    return zs_fail(err, ZS_E_PERMISSION, "pid %d: cannot read %s: %s", (int)pid, what, PTRACE_HINT);
+    return zs_fail(err, ZS_E_PERMISSION, "pid %d: cannot read %s: %s", (int)pid, what, REC_PTRACE_HINT);
 }
 
 /* The load bias of a PIE: where the mapping of the executable's first page
@@ -50,12 +51,10 @@ static int load_bias(pid_t pid, const zs_elf_info *info, uint64_t *bias, zs_erro
         return permission_error(pid, path, err);
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {
-        unsigned long long start, offset, inode;
-        unsigned dev_major, dev_minor;
-        if (sscanf(line, "%llx-%*x %*s %llx %x:%x %llu", &start, &offset, &dev_major, &dev_minor,
-                   &inode) == 5 &&
-            inode == (unsigned long long)st.st_ino && offset == 0) {
-            *bias = start - info->first_vaddr;
+        zs_maps_line m;
+        if (zs_maps_parse(line, strlen(line), &m) == 0 && m.inode == (uint64_t)st.st_ino &&
+            m.offset == 0) {
+            *bias = m.start - info->first_vaddr;
             found = 1;
         }
     }
@@ -236,7 +235,8 @@ int rec_target_alive(pid_t pid)
     return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
 }
 
-int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, zs_error *err)
+int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target_inspector *how,
+                    rec_target *t, zs_error *err)
 {
     char exe_path[64];
     memset(t, 0, sizeof *t);
@@ -256,7 +256,9 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, z
     snprintf(shown, sizeof shown, "pid %d (%s)", (int)pid, t->exe);
     snprintf(root_dir, sizeof root_dir, "/proc/%d/root", (int)pid);
     rec_inspect_request req = {.path = exe_path, .shown = shown, .real_path = t->exe,
-                               .root_dir = root_dir, .zeek_version = ""};
+                               .root_dir = root_dir, .zeek_version = "",
+                               .cache = how ? how->cache : NULL,
+                               .cancel_fd = how ? how->cancel_fd : 0};
     for (size_t i = 0; i < sizeof KNOWN_SYMS / sizeof KNOWN_SYMS[0]; i++)
         want_sym(&req, KNOWN_SYMS[i]);
     if (choice && choice->forced) {
@@ -286,7 +288,11 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, z
     const char *names[3] = {t->layout.sym_call_stack, t->layout.sym_frame_stack,
                             t->layout.sym_network_time};
     zs_elf_symbol syms[3];
-    size_t nsyms = t->layout.model == ZS_MODEL_FRAME_STACK ? 2 : 1; /* required */
+    const zs_model_info *model = zs_model_find(t->layout.model);
+    if (!model || !rec_model_of(t->layout.model))
+        return zs_fail(err, ZS_E_LAYOUT, "pid %d (%s, Zeek %s): the layout's model is not one "
+                       "this recorder reads", (int)pid, t->exe, t->zeek_version);
+    size_t nsyms = model->stack_symbol ? 2 : 1; /* required */
     for (size_t i = 0; i < 3; i++)
         if (inspected_sym(&req, &v, names[i], &syms[i]) != 0) /* an empty or unknown name */
             syms[i] = (zs_elf_symbol){names[i], 0, 0, 0};
@@ -342,15 +348,9 @@ static int check_once(const rec_target *t, zs_memory *mem, zs_error *err)
     uint64_t func;
     if (zs_mem_read(mem, cs[0], ci, (size_t)l->callinfo_size))
         return zs_fail(err, ZS_E_LAYOUT, "pid %d: call_stack points at unreadable memory", (int)pid);
-    if (l->model == ZS_MODEL_FRAME_STACK) {
-        memcpy(&func, ci + l->callinfo_func, 8);
-    } else {
-        uint64_t frame;
-        memcpy(&frame, ci + l->callinfo_frame, 8);
-        if (!frame || zs_mem_read(mem, frame + (uint64_t)l->frame_function, &func, 8))
-            return zs_fail(err, ZS_E_LAYOUT, "pid %d: CallInfo.frame is unreadable (wrong "
-                           "model or layout? see --layout)", (int)pid);
-    }
+    if (rec_model_of(l->model)->outermost_func(l, mem, ci, &func))
+        return zs_fail(err, ZS_E_LAYOUT, "pid %d: CallInfo.frame is unreadable (wrong "
+                       "model or layout? see --layout)", (int)pid);
     zs_func_info fi;
     if (zs_resolve_func(mem, l, func, &fi))
         return zs_fail(err, ZS_E_LAYOUT, "pid %d: the outermost call's Func cannot be read with "
@@ -366,7 +366,14 @@ static int check_once(const rec_target *t, zs_memory *mem, zs_error *err)
     return 0;
 }
 
-int rec_target_check(const rec_target *t, zs_error *err)
+/* Sleeps ms, or less when the inspector is told to give up (then 1). */
+static int pause_or_cancelled(const rec_target_inspector *how, int ms)
+{
+    struct pollfd p = {how && how->cancel_fd > 0 ? how->cancel_fd : -1, POLLIN, 0};
+    return poll(&p, 1, ms) > 0;
+}
+
+int rec_target_check(const rec_target *t, const rec_target_inspector *how, zs_error *err)
 {
     pid_t pid = t->pid;
     zs_memory mem = rec_live_memory(&pid);
@@ -378,8 +385,8 @@ int rec_target_check(const rec_target *t, zs_error *err)
         rc = check_once(t, &mem, err);
         if (rc < 0 && ++failures >= 3)
             return -1;
-        if (rc != 0)
-            usleep(5000);
+        if (rc != 0 && pause_or_cancelled(how, 5))
+            return zs_fail(err, ZS_E_TARGET, "pid %d: check interrupted", (int)pid);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rec_inspect.h"
 #include "zs_error.h"
 #include "zs_layout.h"
 
@@ -36,13 +37,22 @@ typedef struct rec_layout_choice {
     int no_dwarf;            /* skip debug info, use the built-in table */
 } rec_layout_choice;
 
+/* How the executable is inspected (NULL: afresh, until done): verdicts
+ * remembered across processes, and a descriptor that, once readable, gives
+ * up the inspection under way (a recorder told to stop). */
+typedef struct rec_target_inspector {
+    rec_inspect_cache *cache;
+    int cancel_fd; /* 0: none */
+} rec_target_inspector;
+
 /* Finds the globals, reads the version, chooses the layout. Touches the
  * process only by reading /proc and its memory. */
-int rec_target_open(pid_t pid, const rec_layout_choice *choice, rec_target *t, zs_error *err);
+int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target_inspector *how,
+                    rec_target *t, zs_error *err);
 
 /* Reads the live process to confirm the layout fits: ordered, aligned
  * vectors, readable pointers, a printable Func name. */
-int rec_target_check(const rec_target *t, zs_error *err);
+int rec_target_check(const rec_target *t, const rec_target_inspector *how, zs_error *err);
 
 const char *rec_layout_source_name(rec_layout_source s);
 

@@ -1,4 +1,5 @@
 #include "rec_top.h"
+#include "rec_constants.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -9,16 +10,15 @@
 #include "rec_memory.h"
 #include "rec_top_term.h"
 #include "rec_top_view.h"
+#include "zs_grow.h"
+#include "zs_intern.h"
 #include "zs_resolver.h"
-
-static const char PROG[] = "zeek-spy-record";
 
 enum {
     KEY_POLL_NS = 50000000,  /* q is seen within this, or at the next tick if later */
     PLAIN_ROWS = 20,         /* functions per snapshot when stdout is not a terminal */
     EMPTY_FN = 0,            /* the pseudo-function of samples with no script frame */
 };
-#define NO_FN UINT32_MAX
 #define SECOND_NS 1000000000ULL
 
 /* A (pid, func, stmt) seen in a sample, and the function it was named as:
@@ -27,7 +27,7 @@ enum {
 typedef struct pair {
     uint64_t func, stmt;
     pid_t pid;
-    uint32_t fn; /* NO_FN: a free slot */
+    uint32_t fn;
 } pair;
 
 typedef struct fn {
@@ -42,10 +42,10 @@ struct rec_top {
     unsigned window_len;      /* --top-window */
     unsigned nb;              /* seconds kept: the window's and the one under way */
     int quiet;
-    pair *pairs;
-    size_t pairs_cap, npairs; /* open addressing, a power of two, at most half full */
-    uint32_t *names;          /* fn + 1 by name hash, 0 free; same rules */
-    size_t names_cap;
+    pair *pairs;              /* by id */
+    size_t npairs, pairs_cap;
+    zs_intern pair_index;     /* (pid, func, stmt) -> pair */
+    zs_intern name_index;     /* name -> fn */
     fn *fns;
     size_t nfns, fns_cap;
     uint32_t *ring;           /* fns_cap x nb x {self, total}: the window per second */
@@ -65,92 +65,37 @@ struct rec_top {
     char scratch_path[4200];
 };
 
-static uint64_t mix(uint64_t x)
+static uint64_t pair_hash(pid_t pid, const zs_frame *f)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
+    return zs_mix64(f->func ^ zs_mix64(f->stmt ^ ((uint64_t)(uint32_t)pid << 40)));
 }
 
-static size_t pair_hash(pid_t pid, const zs_frame *f)
+static int same_pair(const void *ctx, uint32_t id, const void *key)
 {
-    return (size_t)mix(f->func ^ mix(f->stmt ^ ((uint64_t)(uint32_t)pid << 40)));
+    const pair *p = &((const rec_top *)ctx)->pairs[id], *k = key;
+    return p->func == k->func && p->stmt == k->stmt && p->pid == k->pid;
 }
 
-static size_t name_hash(const char *s)
+static uint64_t name_hash(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return (size_t)mix(h);
+    return zs_fnv1a(ZS_FNV_SEED, s, strlen(s));
 }
 
-static pair *pair_slot(pair *pairs, size_t cap, pid_t pid, const zs_frame *f)
+static int same_name(const void *ctx, uint32_t id, const void *key)
 {
-    for (size_t i = pair_hash(pid, f) & (cap - 1);; i = (i + 1) & (cap - 1)) {
-        pair *p = &pairs[i];
-        if (p->fn == NO_FN || (p->func == f->func && p->stmt == f->stmt && p->pid == pid))
-            return p;
-    }
+    return strcmp(((const rec_top *)ctx)->fns[id].name, key) == 0;
 }
 
-static uint32_t *name_slot(const rec_top *t, const char *name)
-{
-    for (size_t i = name_hash(name) & (t->names_cap - 1);; i = (i + 1) & (t->names_cap - 1)) {
-        uint32_t *n = &t->names[i];
-        if (!*n || strcmp(t->fns[*n - 1].name, name) == 0)
-            return n;
-    }
-}
-
-static int grow_pairs(rec_top *t)
-{
-    size_t cap = t->pairs_cap ? t->pairs_cap * 2 : 1024;
-    pair *p = malloc(cap * sizeof *p);
-    if (!p)
-        return -1;
-    for (size_t i = 0; i < cap; i++)
-        p[i].fn = NO_FN;
-    for (size_t i = 0; i < t->pairs_cap; i++) {
-        pair *old = &t->pairs[i];
-        if (old->fn != NO_FN)
-            *pair_slot(p, cap, old->pid, &(zs_frame){old->func, old->stmt}) = *old;
-    }
-    free(t->pairs);
-    t->pairs = p;
-    t->pairs_cap = cap;
-    return 0;
-}
-
-static int grow_names(rec_top *t)
-{
-    size_t cap = t->names_cap ? t->names_cap * 2 : 256;
-    uint32_t *n = calloc(cap, sizeof *n), *old = t->names;
-    if (!n)
-        return -1;
-    size_t old_cap = t->names_cap;
-    t->names = n;
-    t->names_cap = cap;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i])
-            *name_slot(t, t->fns[old[i] - 1].name) = old[i];
-    free(old);
-    return 0;
-}
-
+/* Room for one more function: fns, and its row of the ring (nb seconds of
+ * {self, total}), which starts at zero. */
 static int grow_fns(rec_top *t)
 {
-    size_t cap = t->fns_cap ? t->fns_cap * 2 : 128;
-    fn *f = realloc(t->fns, cap * sizeof *f);
-    if (f)
-        t->fns = f;
-    uint32_t *r = f ? realloc(t->ring, cap * t->nb * 2 * sizeof *r) : NULL;
-    if (!r)
+    size_t row = t->nb * 2 * sizeof *t->ring;
+    size_t cap = t->fns_cap, ring_cap = t->fns_cap;
+    if (zs_grow(&t->fns, &cap, t->nfns + 1, sizeof *t->fns, 128) ||
+        zs_grow(&t->ring, &ring_cap, cap, row, 128))
         return -1;
-    memset(r + t->fns_cap * t->nb * 2, 0, (cap - t->fns_cap) * t->nb * 2 * sizeof *r);
-    t->ring = r;
+    memset((char *)t->ring + t->fns_cap * row, 0, (cap - t->fns_cap) * row);
     t->fns_cap = cap;
     return 0;
 }
@@ -172,10 +117,11 @@ static int intern(rec_top *t, const char *name, const char *file, int line, uint
     char *n = printable(name);
     if (!n)
         return -1;
-    uint32_t *slot = name_slot(t, n);
-    if (*slot) {
+    uint64_t h = name_hash(n);
+    int64_t known = zs_intern_find(&t->name_index, h, same_name, t, n);
+    if (known >= 0) {
         free(n);
-        *out = *slot - 1;
+        *out = (uint32_t)known;
         return 0;
     }
     char where[4200] = "";
@@ -185,23 +131,22 @@ static int intern(rec_top *t, const char *name, const char *file, int line, uint
     if (wl && nl > wl && strcmp(name + nl - wl, where) == 0)
         where[0] = '\0'; /* a handler body: its name says where it is */
     char *w = printable(where);
-    if (!w || (t->nfns == t->fns_cap && grow_fns(t)) ||
-        ((t->nfns + 1) * 2 > t->names_cap && grow_names(t))) {
+    if (!w || grow_fns(t) || zs_intern_add(&t->name_index, h, (uint32_t)t->nfns)) {
         free(n);
         free(w);
         return -1;
     }
     t->fns[t->nfns] = (fn){.name = n, .where = w};
-    *name_slot(t, n) = (uint32_t)(t->nfns + 1);
     *out = (uint32_t)t->nfns++;
     return 0;
 }
 
 /* Names a pair seen for the first time, from live memory: the target runs
  * again by now, and a running frame's Func and statement are not freed. */
-static int add_pair(rec_top *t, const rec_target *target, const zs_frame *f, uint32_t *out)
+static int add_pair(rec_top *t, const rec_target *target, const zs_frame *f, uint64_t hash,
+                    uint32_t *out)
 {
-    if ((t->npairs + 1) * 2 > t->pairs_cap && grow_pairs(t))
+    if (zs_grow(&t->pairs, &t->pairs_cap, t->npairs + 1, sizeof *t->pairs, 1024))
         return -1;
     pid_t pid = target->pid;
     zs_memory mem = rec_live_memory(&pid);
@@ -210,11 +155,9 @@ static int add_pair(rec_top *t, const rec_target *target, const zs_frame *f, uin
         return -1;
     int rc = intern(t, fi.name, fi.file, fi.start_line, out);
     zs_frame_info_free(&fi);
-    if (rc)
+    if (rc || zs_intern_add(&t->pair_index, hash, (uint32_t)t->npairs))
         return -1;
-    *pair_slot(t->pairs, t->pairs_cap, target->pid, f) =
-        (pair){.func = f->func, .stmt = f->stmt, .pid = target->pid, .fn = *out};
-    t->npairs++;
+    t->pairs[t->npairs++] = (pair){.func = f->func, .stmt = f->stmt, .pid = target->pid, .fn = *out};
     return 0;
 }
 
@@ -241,8 +184,14 @@ int rec_top_sample(rec_top *t, const rec_target *target, const zs_frame *frames,
     uint32_t inner = EMPTY_FN;
     t->stamp++;
     for (size_t k = 0; k < n; k++) {
-        uint32_t id = pair_slot(t->pairs, t->pairs_cap, target->pid, &frames[k])->fn;
-        if (id == NO_FN && add_pair(t, target, &frames[k], &id))
+        const zs_frame *f = &frames[k];
+        pair key = {.func = f->func, .stmt = f->stmt, .pid = target->pid};
+        uint64_t h = pair_hash(target->pid, f);
+        int64_t at = zs_intern_find(&t->pair_index, h, same_pair, t, &key);
+        uint32_t id;
+        if (at >= 0)
+            id = t->pairs[at].fn;
+        else if (add_pair(t, target, f, h, &id))
             return zs_fail(err, ZS_E_NOMEM, "--top");
         count_total(t, id, weight);
         inner = id;
@@ -299,13 +248,8 @@ static int by_heat(const void *a, const void *b)
 
 static void draw(rec_top *t, uint64_t now, const rec_stats *st)
 {
-    if (t->rows_cap < t->nfns) {
-        rec_top_row *r = realloc(t->rows, t->fns_cap * sizeof *r);
-        if (!r)
-            return; /* a snapshot missed, the next one may fit */
-        t->rows = r;
-        t->rows_cap = t->fns_cap;
-    }
+    if (zs_grow(&t->rows, &t->rows_cap, t->nfns, sizeof *t->rows, 128))
+        return; /* a snapshot missed, the next one may fit */
     size_t nrows = 0;
     for (size_t id = 0; id < t->nfns; id++) {
         const fn *f = &t->fns[id];
@@ -383,7 +327,7 @@ static void remove_scratch(rec_top *t)
     closedir(d);
     rmdir(t->scratch_dir);
     if (removed && !t->quiet)
-        fprintf(stderr, "%s: --top without -o: the recording was not kept\n", PROG);
+        fprintf(stderr, "%s: --top without -o: the recording was not kept\n", REC_PROG);
 }
 
 rec_top *rec_top_new(unsigned window_s, int scratch, int quiet, zs_error *err)
@@ -399,8 +343,7 @@ rec_top *rec_top_new(unsigned window_s, int scratch, int quiet, zs_error *err)
     t->ring_samples = calloc(t->nb, sizeof *t->ring_samples);
     t->skipped_at = calloc(t->nb, sizeof *t->skipped_at);
     uint32_t empty;
-    if (!t->ring_samples || !t->skipped_at || grow_pairs(t) || grow_names(t) ||
-        intern(t, "empty_call_stack", "", 0, &empty)) {
+    if (!t->ring_samples || !t->skipped_at || intern(t, "empty_call_stack", "", 0, &empty)) {
         zs_fail(err, ZS_E_NOMEM, "--top");
         rec_top_free(t);
         return NULL;
@@ -448,7 +391,8 @@ void rec_top_free(rec_top *t)
     free(t->ring_samples);
     free(t->skipped_at);
     free(t->pairs);
-    free(t->names);
+    zs_intern_free(&t->pair_index);
+    zs_intern_free(&t->name_index);
     free(t->rows);
     free(t->text.buf);
     free(t);

@@ -57,14 +57,15 @@ enum {
     UW_MAPS_PART = 32 << 10,
     UW_MAX_MAPS = 4 << 20,        /* more /proc/PID/maps than any zeek has */
     UW_MAX_FRAMES = 256,
-    UW_MAX_STACK = 16 << 10,
-    UW_MAX_MSG = 64 << 10,
+    UW_MAX_STACK = 64 << 10,
+    UW_MAX_MSG = 128 << 10,
 };
 
 enum {
     UW_BEYOND_COPY = 1,     /* the unwind needed stack above the copy */
     UW_OUTSIDE_MODULES = 2, /* a PC in no module: the module list is old */
     UW_ON_FIBER = 4,        /* the frames end at a fiber's entry */
+    UW_GENERAL_PATH = 8,    /* unwound by libdwfl: some frame's rules are not compact (rec_cfi.h) */
 };
 
 typedef struct rec_unwind_head {

@@ -1,9 +1,14 @@
 #include "rec_unwinder.h"
 #include "zs_grow.h"
 
+#include "rec_cfi.h"
+#include "rec_dwfl_unwind.h"
 #include "rec_sandbox.h"
+#include "rec_scopes.h"
+#include "rec_symbols.h"
 #include "rec_unwind_msg.h"
 #include "zs_intern.h"
+#include "zs_maps.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -30,7 +35,7 @@ typedef struct module_file {
 
 typedef struct file_table {
     module_file *v;
-    size_t n;
+    size_t n, cap;
 } file_table;
 
 static file_table current_files;
@@ -67,19 +72,19 @@ typedef struct unwinder {
     file_map *file_maps;
     size_t nfile_maps;
     sent_module *modules;
-    size_t nmodules;
+    size_t nmodules, modules_cap;
     uint32_t nlocations; /* sent so far: the next location's id */
     file_table pending; /* received since the last module list */
     char *maps;
-    size_t maps_len;
-    /* One sample's copy. */
-    struct user_regs_struct regs;
+    size_t maps_len, maps_cap;
+    /* One sample's copy (its registers in copy.regs), and its frames. */
     uint8_t stack[UW_MAX_STACK];
-    size_t stack_len;
-    int beyond_copy;
     uint64_t pcs[UW_MAX_FRAMES];
     uint64_t sps[UW_MAX_FRAMES];
-    size_t npcs;
+    rec_dwfl_copy copy; /* the copy and its frames, as libdwfl's callbacks see them */
+    rec_cfi cfi; /* the PCs' unwind rules, compiled once */
+    rec_symbols symbols; /* the modules' symbols, sorted once */
+    rec_scopes scopes;   /* the DWARF units' function ranges, listed once */
     /* PC -> location: the PCs named since the last module list. */
     zs_intern by_pc;
     pc_entry *pc_loc; /* by the PC's entry in by_pc */
@@ -118,49 +123,6 @@ static const Dwfl_Callbacks callbacks = {
     .find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
-{
-    (void)dwfl;
-    if (*thread_argp)
-        return 0; /* one thread: the one whose stack was copied */
-    *thread_argp = arg;
-    return 1;
-}
-
-/* Stack slots come from the copy; a CFI unwind needs nothing else (the
- * unwind tables are read from the module files). */
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
-{
-    (void)dwfl;
-    unwinder *u = arg;
-    uint64_t sp = u->regs.rsp;
-    if (addr < sp || addr - sp + sizeof *result > u->stack_len) {
-        /* Above the copy, within reach of a stack: the copy was too short. */
-        if (addr >= sp && addr - sp < (64ULL << 20))
-            u->beyond_copy = 1;
-        return false;
-    }
-    memcpy(result, u->stack + (addr - sp), sizeof *result);
-    return true;
-}
-
-static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
-{
-    const struct user_regs_struct *r = &((unwinder *)arg)->regs;
-    /* The x86-64 DWARF register numbers: rax rdx rcx rbx rsi rdi rbp rsp,
-     * r8..r15, then the return address column, which is the PC. */
-    Dwarf_Word dw[17] = {r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
-                         r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
-                         r->rip};
-    return dwfl_thread_state_registers(thread, 0, 17, dw);
-}
-
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-    .next_thread = next_thread,
-    .memory_read = memory_read,
-    .set_initial_registers = set_initial_registers,
-};
-
 /* The executable mappings of files (and the vdso) in the module list. */
 static void add_file_map(unwinder *u, uint64_t start, uint64_t offset, size_t *cap)
 {
@@ -177,18 +139,17 @@ static void find_code(unwinder *u)
     for (const char *line = u->maps; line && line < u->maps + u->maps_len;) {
         const char *eol = memchr(line, '\n', (size_t)(u->maps + u->maps_len - line));
         size_t len = eol ? (size_t)(eol - line) : (size_t)(u->maps + u->maps_len - line);
-        char buf[512];
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
-        unsigned long long start, end, offset;
-        char perms[8];
-        int name_at = 0;
-        if (sscanf(buf, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &name_at) == 4 &&
-            name_at && buf[name_at] == '/')
-            add_file_map(u, start, offset, &maps_cap);
-        if (name_at && perms[2] == 'x' && (buf[name_at] == '/' || !strcmp(buf + name_at, "[vdso]"))) {
-            if (zs_grow(&u->code, &cap, u->ncode + 1, sizeof *u->code, 64))
-                _exit(4);
-            u->code[u->ncode++] = (code_range){start, end};
+        zs_maps_line m;
+        if (zs_maps_parse(line, len, &m) == 0) {
+            int file = m.path_len && m.path[0] == '/';
+            int vdso = m.path_len == 6 && !memcmp(m.path, "[vdso]", 6);
+            if (file)
+                add_file_map(u, m.start, m.offset, &maps_cap);
+            if (m.perms[2] == 'x' && (file || vdso)) {
+                if (zs_grow(&u->code, &cap, u->ncode + 1, sizeof *u->code, 64))
+                    _exit(4);
+                u->code[u->ncode++] = (code_range){m.start, m.end};
+            }
         }
         line += len + 1;
     }
@@ -215,6 +176,9 @@ static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
      * (their names keep their ids). */
     zs_intern_free(&u->by_pc);
     u->npc = 0;
+    rec_cfi_clear(&u->cfi);
+    rec_symbols_clear(&u->symbols);
+    rec_scopes_clear(&u->scopes);
     find_code(u);
     u->dwfl = dwfl_begin(&callbacks);
     if (!u->dwfl)
@@ -227,30 +191,10 @@ static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
     if (rc == 0 && vdso_fd >= 0)
         dwfl_report_elf(u->dwfl, "[vdso]", "[vdso]", dup(vdso_fd), vdso_start, false);
     dwfl_report_end(u->dwfl, NULL, NULL);
-    if (rc != 0 || !dwfl_attach_state(u->dwfl, NULL, 1, &thread_callbacks, u)) {
+    if (rc != 0 || !rec_dwfl_attach(u->dwfl, &u->copy)) {
         dwfl_end(u->dwfl);
         u->dwfl = NULL;
     }
-}
-
-static int frame_cb(Dwfl_Frame *state, void *arg)
-{
-    unwinder *u = arg;
-    Dwarf_Addr pc;
-    bool activation;
-    if (!dwfl_frame_pc(state, &pc, &activation))
-        return DWARF_CB_ABORT;
-    /* Where the frame starts: the recorder places each 8.1+ script frame
-     * by its Frame's address between this and the next frame's. rsp is
-     * always known on x86-64 (the caller's is the callee's CFA); should it
-     * not be, the frame is taken as empty. */
-    Dwarf_Word sp;
-    if (dwfl_frame_reg(state, 7, &sp) != 0)
-        sp = u->npcs ? u->sps[u->npcs - 1] : u->regs.rsp;
-    u->sps[u->npcs] = sp;
-    /* A return address points after the call: step back into it. */
-    u->pcs[u->npcs++] = activation ? pc : pc - 1;
-    return u->npcs < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
 static uint64_t file_offset_at(const unwinder *u, uint64_t start)
@@ -286,7 +230,9 @@ static char *name_of(unwinder *u, uint64_t pc)
         return strdup("[unknown]");
     GElf_Off off;
     GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    const char *name = rec_symbols_name(&u->symbols, mod, pc);
+    if (!name) /* a sizeless symbol, perhaps: libdwfl's scan of the table knows them */
+        name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
     if (name)
         return strndup(name, UW_MAX_NAME - 1);
     Dwarf_Addr start;
@@ -326,10 +272,8 @@ static int64_t module_id(unwinder *u, Dwfl_Module *mod)
         if (u->modules[i].start == start && u->modules[i].end == end &&
             !strcmp(u->modules[i].path, path))
             return (int64_t)i;
-    sent_module *more = realloc(u->modules, (u->nmodules + 1) * sizeof *more);
-    if (!more)
+    if (zs_grow(&u->modules, &u->modules_cap, u->nmodules + 1, sizeof *u->modules, 16))
         return -1;
-    u->modules = more;
     char *copy = strdup(path);
     if (!copy)
         return -1;
@@ -457,17 +401,19 @@ static int lines_of(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
     const char *file = src ? dwfl_lineinfo(src, NULL, &lineno, NULL, NULL, NULL) : NULL;
     if (!file || lineno <= 0)
         return 0;
-    Dwarf_Die *scopes = NULL;
-    int nscopes = dwarf_getscopes(cu, pc - bias, &scopes);
+    Dwarf_Die scopes[UW_MAX_INLINE + 1];
+    int nscopes = rec_scopes_at(&u->scopes, cu, pc - bias, scopes, UW_MAX_INLINE + 1);
+    if (nscopes < 0)
+        return -1;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
         files = NULL;
     int n = 0, rc = 0;
     Dwarf_Word line = (Dwarf_Word)lineno;
-    /* scopes run innermost first: blocks, inlined instances, then the
-     * subprogram they lie in (not always listed: GCC's out-of-line copy
-     * of a function that is also inlined elsewhere can be missing). */
+    /* scopes run innermost first: inlined instances, then the subprogram
+     * they lie in (not always listed: GCC's out-of-line copy of a function
+     * that is also inlined elsewhere can be missing). */
     for (int i = 0; i < nscopes && n < UW_MAX_INLINE - 1 && rc == 0; i++) {
         int tag = dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_subprogram)
@@ -485,7 +431,6 @@ static int lines_of(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
         rc = add_line(u, &out[n], NULL, symbol, file, line);
         n += rc == 0;
     }
-    free(scopes);
     /* A chain cut short would put its last line in the wrong function:
      * none then. */
     return rc < 0 ? -1 : rc > 0 ? 0 : n;
@@ -531,38 +476,61 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
     return &u->pc_loc[u->npc++];
 }
 
-/* Where HILTI's runtime enters a fiber (Spicy parsers run on fibers with
- * stacks of their own: hilti/rt/fiber.h). */
-static int is_fiber_entry(const char *name)
+int rec_unwinder_is_fiber_entry(const char *name)
 {
     return !strcmp(name, "__fiber_run_trampoline") || !strcmp(name, "__fiber_switch_trampoline");
 }
 
+/* Whether the frames unwound so far reach a fiber's entry: what lies
+ * beyond it (the fiber's start routine, often without CFI) is cut anyway. */
+static int reaches_fiber_entry(unwinder *u)
+{
+    for (size_t i = 0; i < u->copy.n; i++) {
+        const pc_entry *at = location(u, u->pcs[i]);
+        if (!at)
+            _exit(4);
+        if (rec_unwinder_is_fiber_entry(u->names[at->symbol]))
+            return 1;
+    }
+    return 0;
+}
+
 static void unwind(unwinder *u)
 {
-    u->beyond_copy = 0;
-    u->npcs = 0;
+    rec_dwfl_copy *c = &u->copy;
     uint32_t out[1 + UW_MAX_FRAMES + 2 * UW_MAX_FRAMES];
     uint32_t flags = 0;
-    if (u->dwfl && u->stack_len)
-        dwfl_getthread_frames(u->dwfl, 1, frame_cb, u); /* its code tells nothing: many
-                                                             unwinds end in an error */
+    c->n = 0;
+    c->beyond_copy = 0;
+    if (u->dwfl && c->len) {
+        rec_cfi_start start = {c->regs.rip, c->regs.rsp, c->regs.rbp, c->stack, c->len};
+        rec_cfi_frames found = {c->pcs, c->sps, c->max, 0, 0};
+        int rc = rec_cfi_unwind(&u->cfi, u->dwfl, &start, &found);
+        if (rc == REC_CFI_NOMEM)
+            _exit(4); /* the recorder carries on without */
+        c->n = found.n;
+        c->beyond_copy = found.beyond_copy;
+        if (rc == REC_CFI_GENERAL && !reaches_fiber_entry(u)) {
+            flags |= UW_GENERAL_PATH;
+            rec_dwfl_unwind(u->dwfl, c);
+        }
+    }
     size_t n = 0;
-    for (size_t i = 0; i < u->npcs; i++) {
+    for (size_t i = 0; i < c->n; i++) {
         if (!in_code(u, u->pcs[i]) || !dwfl_addrmodule(u->dwfl, u->pcs[i]))
             flags |= UW_OUTSIDE_MODULES;
         const pc_entry *at = location(u, u->pcs[i]);
         if (!at)
             _exit(4); /* out of memory: the recorder carries on without */
         out[1 + n++] = at->location;
-        if (is_fiber_entry(u->names[at->symbol])) {
+        if (rec_unwinder_is_fiber_entry(u->names[at->symbol])) {
             flags |= UW_ON_FIBER; /* what lies beyond is not zeek's stack */
             break;
         }
     }
-    if (!u->npcs)
+    if (!c->n)
         flags |= UW_OUTSIDE_MODULES;
-    if (!(flags & UW_ON_FIBER) && (u->beyond_copy || u->npcs == UW_MAX_FRAMES))
+    if (!(flags & UW_ON_FIBER) && (c->beyond_copy || c->n == UW_MAX_FRAMES))
         flags |= UW_BEYOND_COPY;
     out[0] = flags;
     memcpy(out + 1 + n, u->sps, n * sizeof u->sps[0]);
@@ -592,15 +560,11 @@ static ssize_t receive(int sock, void *buf, size_t cap, int *fd)
 
 static int add_file(file_table *t, const char *path, size_t len, int fd)
 {
-    module_file *more = realloc(t->v, (t->n + 1) * sizeof *more);
     char *p = strndup(path, len);
-    if (!more || !p) {
+    if (!p || zs_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v, 16)) {
         free(p);
-        if (more)
-            t->v = more;
         return -1;
     }
-    t->v = more;
     t->v[t->n++] = (module_file){p, fd};
     return 0;
 }
@@ -613,11 +577,9 @@ static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size
             _exit(4);
         return;
     case UW_MAPS_TEXT: {
-        char *more = realloc(u->maps, u->maps_len + len);
-        if (!more)
+        if (zs_grow(&u->maps, &u->maps_cap, u->maps_len + len, 1, 64 << 10))
             _exit(4);
-        memcpy(more + u->maps_len, p, len);
-        u->maps = more;
+        memcpy(u->maps + u->maps_len, p, len);
         u->maps_len += len;
         return;
     }
@@ -630,15 +592,15 @@ static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size
             close(fd);
         free(u->maps);
         u->maps = NULL;
-        u->maps_len = 0;
+        u->maps_len = u->maps_cap = 0;
         return;
     }
     case UW_UNWIND:
-        if (len < sizeof u->regs || h->arg > UW_MAX_STACK || len - sizeof u->regs < h->arg)
+        if (len < sizeof u->copy.regs || h->arg > UW_MAX_STACK || len - sizeof u->copy.regs < h->arg)
             _exit(5);
-        memcpy(&u->regs, p, sizeof u->regs);
-        memcpy(u->stack, p + sizeof u->regs, h->arg);
-        u->stack_len = h->arg;
+        memcpy(&u->copy.regs, p, sizeof u->copy.regs);
+        memcpy(u->stack, p + sizeof u->copy.regs, h->arg);
+        u->copy.len = h->arg;
         unwind(u);
         return;
     default:
@@ -659,6 +621,7 @@ void rec_unwinder_main(int sock)
     const char *crash = getenv(TEST_CRASH_ENV);
     static unwinder u; /* 20 KiB: not on the stack */
     u.sock = sock;
+    u.copy = (rec_dwfl_copy){.stack = u.stack, .pcs = u.pcs, .sps = u.sps, .max = UW_MAX_FRAMES};
     uint8_t *buf = malloc(UW_MAX_MSG);
     if (!buf)
         _exit(4);

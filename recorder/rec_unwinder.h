@@ -7,6 +7,11 @@
 #ifndef REC_UNWINDER_H
 #define REC_UNWINDER_H
 
+/* Whether a symbol is where HILTI's runtime enters a fiber (Spicy parsers
+ * run on fibers with stacks of their own: hilti/rt/fiber.h): the frames
+ * beyond it are not zeek's stack. */
+int rec_unwinder_is_fiber_entry(const char *name);
+
 /* Runs in the child until the recorder closes sock; never returns. */
 void rec_unwinder_main(int sock);
 

@@ -8,5 +8,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build-fuzz}
 "$top/scripts/install-deps.sh"
 CC=clang CXX=clang++ cmake -S "$top" -B "$build" -DZS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"${JOBS:-$(nproc)}" --target fuzz_reader fuzz_resolver fuzz_layout fuzz_elf fuzz_dwarf >/dev/null
+cmake --build "$build" -j"${JOBS:-$(nproc)}" --target fuzz_reader fuzz_resolver fuzz_layout fuzz_elf fuzz_dwarf \
+  fuzz_native >/dev/null
 exec "$top/tests/fuzz/run.sh" "$build" "${FUZZ_SECONDS:-60}"

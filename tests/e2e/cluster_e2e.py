@@ -100,13 +100,14 @@ def shares_in_window(env, rec, truth, args, what):
         fail("%s: convert failed: %s" % (what, r.stderr))
     shares, total = e2e.pprof_flat_shares(prof)
     truth_rows, wall = e2e.read_ground_truth(truth)
-    worst = 0
+    worst = 0  # in tolerances: a window of few samples allows for their noise
     for name, (kind, file, first, secs) in truth_rows.items():
         want = 100.0 * secs / wall
-        worst = max(worst, abs(shares.get(name, 0) - want))
-    print("  %-34s %5d samples, largest share error %.2f points" % (what, total, worst))
-    if worst > e2e.TOLERANCE_POINTS:
-        fail("%s: shares off by %.2f points" % (what, worst))
+        worst = max(worst, abs(shares.get(name, 0) - want) / e2e.share_tolerance(want, total))
+    print("  %-34s %5d samples, largest share error %.2f of its tolerance (%.0f points or %.1f sigma)"
+          % (what, total, worst, e2e.TOLERANCE_POINTS, e2e.MIN_SIGMAS))
+    if worst > 1:
+        fail("%s: a share off by %.2f times its tolerance" % (what, worst))
     return total
 
 
@@ -114,7 +115,7 @@ def test_window(env):
     """The workload is uniform, so the ground truth's shares hold for any
     window; a window must also hold about its length in samples."""
     rec, truth = env.path("w.zspy"), env.path("truth.tsv")
-    r = run([env.record, "-r", "500", "-o", rec, "--", env.target, "--seconds", "8", "--quiet",
+    r = run([env.record, "-r", str(e2e.RATE_HZ), "-o", rec, "--", env.target, "--seconds", "8", "--quiet",
              "--ground-truth", truth])
     if r.returncode != 0:
         fail("record failed: " + r.stderr)
@@ -132,8 +133,11 @@ def test_window(env):
     mid = (n0 + n1) / 2
     n_net = shares_in_window(env, rec, truth, ["--from", "net:%.6f" % (mid - 1.5), "--to", "net:%.6f" % (mid + 1.5)],
                              "network time, 3 s around the middle")
-    if n_net >= n_all * 0.8:
-        fail("the network-time window kept almost everything (%d of %d)" % (n_net, n_all))
+    # The double's clock advances by iteration, slower than wall time on a
+    # loaded host: 3 s of it are their share of the recording's span.
+    expect = min(1.0, 3.0 / (n1 - n0))
+    if abs(n_net / n_all - expect) > 0.15:
+        fail("the network-time window (3 s of %.1f s) kept %d of %d samples" % (n1 - n0, n_net, n_all))
     r = run([env.convert, "--no-cache", rec, "-o", env.path("empty.pb.gz"), "--from", "500"])
     if "no samples match" not in r.stderr:
         fail("a window outside the recording gave no clear message: " + r.stderr)
@@ -166,7 +170,8 @@ def test_container(env):
     Malcolm), recorded from the host: both pids are kept, the profile holds."""
     rec, truth = env.path("ct.zspy"), env.path("truth.tsv")
     ns = subprocess.Popen(["unshare", "--pid", "--fork", "--mount", "--mount-proc", env.target,
-                           "--seconds", "8", "--quiet", "--ground-truth", truth],
+                           "--seconds", "8", "--quiet", "--ground-truth", truth,
+                           "--switch-log", truth + ".switches"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
     host_pid = None
@@ -185,7 +190,7 @@ def test_container(env):
     nspid = re.search(r"NSpid:\s+(\d+)\s+(\d+)", status)
     if not nspid or nspid.group(2) != "1":
         fail("the target is not in its own pid namespace: " + str(nspid))
-    r = run([env.record, "-p", str(host_pid), "-r", "400", "-d", "6", "-o", rec])
+    r = run([env.record, "-p", str(host_pid), "-r", str(e2e.RATE_HZ), "-d", "6", "-o", rec])
     if r.returncode != 0:
         fail("recording a namespaced zeek: " + r.stderr)
     ns.wait(timeout=30)
@@ -193,7 +198,7 @@ def test_container(env):
     if "process %d (pid 1 in its namespace)" % host_pid not in info:
         fail("host and namespace pids not kept: " + info)
     print("  host pid %d, pid 1 inside its namespace" % host_pid)
-    e2e.check_profile(env, rec, truth, 2000)
+    e2e.check_profile(env, rec, truth, 5000)
 
 
 SKIP = 77  # ctest's SKIP_RETURN_CODE for these tests

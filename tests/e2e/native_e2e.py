@@ -14,7 +14,8 @@ folded output:
   - the share of samples in hash_block is md5_hash's ground-truth share
     within 3 points, and every script function's share (its samples as the
     innermost script frame) is within 3 points of the double's truth;
-  - unwinds that failed or did not match the script frames stay under 1 %;
+  - unwinds that failed or did not match the script frames stay within a
+    1 % budget (beyond 3 Poisson sigmas of it fails);
   - the stripped build gives the same native names as the DWARF one;
   - in the pprof profile, read back by the real `go tool pprof -raw`, the
     Mappings include the double's executable with the build-id of its ELF
@@ -28,7 +29,19 @@ Checked with `go tool pprof -traces` on the pprof output:
     rooted at main, the double's plumbing runs in Zeek's order (StmtList::Exec,
     ExprStmt::Exec, CallExpr::Eval), from the same sqlite cache as the
     default profile (the setting is part of the cache key).
+Checked PC by PC with `go tool pprof -raw`, by default and with
+--interpreter-frames:
+  - by default no PC of the interpreter alone (by Zeek's names, which the
+    double's are: StmtList::Exec, Stmt::Exec, SpinStmt::Exec, ...) lies
+    directly under the innermost script frame: the converter hides that run,
+    whose time is the script function's, down to the double's work
+    (zd::spin) or the BiF's C++ (a PC of SpinStmt::Exec with the double's
+    trace_stmt inlined there stays whole);
+  - with --interpreter-frames, StmtList::Exec is the first frame under the
+    innermost script function (not a BiF) in nearly every sample that has
+    native frames under it.
 """
+import math
 import os
 import re
 import shutil
@@ -51,14 +64,22 @@ FIBER = "[spicy fiber]"
 PLUMBING = {"3.0": ["StmtList::Exec const", "ExprStmt::Exec const", "CallExpr::Eval const"]}
 PLUMBING["8.0"] = ["zeek::detail::" + f for f in PLUMBING["3.0"]]
 PLUMBING["8.2"] = PLUMBING["8.0"]
+# The double's interpreter under the innermost script frame, as folded output
+# names it (with DWARF, the inlined Stmt::Exec too; from 8.0 in zeek::detail).
+INTERPRETER = re.compile(r"^(zeek::detail::)?((Stmt|StmtList|SpinStmt|ExprStmt)::Exec|CallExpr::Eval|"
+                         r"(ScriptFunc|BuiltinFunc)::Invoke|(BroFunc|BuiltinFunc)::Call)\b")
 PLUGIN_FRAME = "zeek::plugin::Demo::Analyzer::DeliverPacket(long)"
+UNWIND_BUDGET = 0.01  # unwinds that fail or do not match the script frames
+VDSO_MAX_BYTES = 0x4000  # x86-64's vdso is two pages; its data pages hold no code
 
 
 def record(env, gen, extra=()):
     rec, truth = env.path("native.zspy"), env.path("truth.tsv")
+    if os.path.exists(rec):  # a second attempt: the recorder never overwrites
+        os.unlink(rec)
     r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", rec, "--",
-                 env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth]
-                + list(extra))
+                 env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
+                 "--switch-log", truth + ".switches"] + list(extra))
     if r.returncode != 0:
         e2e.fail("recorder: " + r.stderr)
     m = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not match",
@@ -66,6 +87,8 @@ def record(env, gen, extra=()):
     if not m:
         e2e.fail("no native report: " + r.stderr)
     unwound, failed, mismatched = (int(x) for x in m.groups())
+    m = re.search(r"native frames: (\d+) samples written without them", r.stderr)
+    behind = int(m.group(1)) if m else 0
     folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec])
     if folded.returncode != 0:
         e2e.fail("convert: " + folded.stderr)
@@ -73,16 +96,24 @@ def record(env, gen, extra=()):
     for line in folded.stdout.splitlines():
         frames, count = line.rsplit(" ", 1)
         stacks.append((frames.split(";"), int(count)))
-    return stacks, truth, unwound, failed, mismatched
+    # The recording covers the first SECONDS of the double's SECONDS + 1:
+    # the truth of just that window.
+    return stacks, (truth, e2e.truth_shares(truth, rec)), (unwound, failed, mismatched, behind)
 
 
-def check(label, gen, stacks, truth_path, unwound, failed, mismatched):
-    truth, wall = e2e.read_ground_truth(truth_path)
+def check(label, gen, stacks, truths, native):
+    truth_path, wanted = truths
+    unwound, failed, mismatched, behind = native
+    truth, _wall = e2e.read_ground_truth(truth_path)
     script_names = set(truth)
     total = sum(c for _, c in stacks)
     bad = (failed + mismatched) / max(unwound, 1) * 100
-    if bad >= 1.0:
-        e2e.fail("%s: %.2f %% of unwinds failed or did not match (limit 1 %%)" % (label, bad))
+    # The budget is 1 %; the count is Poisson, so fail only beyond 3 sigmas
+    # of it (about 1.5 % of 4,000 unwinds), not on noise around it.
+    limit = 100.0 * (UNWIND_BUDGET * unwound + 3 * math.sqrt(UNWIND_BUDGET * unwound)) / max(unwound, 1)
+    if bad > limit:
+        e2e.fail("%s: %.2f %% of unwinds failed or did not match (budget 1 %%, limit %.2f %%)"
+                 % (label, bad, limit))
     chain = CHAIN[gen]
     self_share, in_chain = {}, 0
     for frames, count in stacks:
@@ -106,21 +137,51 @@ def check(label, gen, stacks, truth_path, unwound, failed, mismatched):
             if "md5_hash" not in frames[:frames.index(chain[-1])]:
                 e2e.fail("%s: hash_block outside md5_hash: %s" % (label, ";".join(frames)))
             in_chain += count
-    worst = 0.0
-    for name, (_kind, _file, _first, secs) in truth.items():
-        want = 100.0 * secs / wall
+    # A sample on the fiber whose native frames are missing (the unwinder
+    # behind, or the unwind failed: script frames and the leaf) has no
+    # marker and no script frame, so it is rightly empty_call_stack: up to
+    # that many samples may move from the fiber's share to it.
+    without = 100.0 * (behind + failed + mismatched) / total
+    moved = without if FIBER in truth else 0.0
+    errors, worst = [], 0.0
+    for name in truth:
+        want = wanted[name]
         got = 100.0 * self_share.get(name, 0) / total
         worst = max(worst, abs(got - want))
-        if abs(got - want) > 3:
-            e2e.fail("%s: %s share %.1f %% vs truth %.1f %%" % (label, name, got, want))
-    md5_want = 100.0 * truth["md5_hash"][3] / wall
+        tolerance = e2e.share_tolerance(want, total)
+        low = want - tolerance - (moved if name == FIBER else 0)
+        high = want + tolerance + (moved if name == "empty_call_stack" else 0)
+        if not low <= got <= high:
+            errors.append("%s: %s share %.1f %% vs truth %.1f %% (1-sigma %.2f; %d samples "
+                          "without native frames)" % (label, name, got, want,
+                                                      e2e.share_sigma(want, total),
+                                                      behind + failed + mismatched))
+    md5_want = wanted["md5_hash"]
     md5_got = 100.0 * in_chain / total
-    if abs(md5_got - md5_want) > 3:
-        e2e.fail("%s: %s share %.1f %% vs md5_hash truth %.1f %%" % (label, chain[-1], md5_got, md5_want))
+    # hash_block is a native frame: the samples without them may lack it.
+    md5_tolerance = e2e.share_tolerance(md5_want, total)
+    if not md5_want - md5_tolerance - without <= md5_got <= md5_want + md5_tolerance:
+        errors.append("%s: %s share %.1f %% vs md5_hash truth %.1f %%"
+                      % (label, chain[-1], md5_got, md5_want))
+    if errors:
+        return None, errors
     print("  %s: %d samples; %s %.1f %% (md5_hash truth %.1f %%); worst script share error %.2f "
-          "points; %.2f %% unwinds failed or mismatched"
-          % (label, total, chain[-1], md5_got, md5_want, worst, bad))
-    return {f for frames, _ in stacks for f in frames if f not in script_names}
+          "points; %.2f %% unwinds failed or mismatched; %d written without native frames"
+          % (label, total, chain[-1], md5_got, md5_want, worst, bad, behind))
+    return {f for frames, _ in stacks for f in frames if f not in script_names}, []
+
+
+def record_checked(env, gen, label, extra=()):
+    """record() and check(); shares off beyond their tolerance (a host
+    busy elsewhere can move a few points) get one more recording, and fail
+    only when both are off."""
+    for attempt in (1, 2):
+        stacks, truth, native = record(env, gen, extra)
+        names, errors = check(label, gen, stacks, truth, native)
+        if not errors:
+            return stacks, truth, names
+        print("  %s: attempt %d: %s" % (label, attempt, "; ".join(errors)))
+    e2e.fail(errors[0])
 
 
 def elf_build_id(path):
@@ -234,9 +295,18 @@ def check_lines(label, env, stripped):
     # always get right when it inlines two deep (measured in the ASan build:
     # spin's inlined instance left out, now_ns's call site in spin given as
     # hash_block's line, and hash_block never innermost).
+    spin = body_lines(source, "static void spin(int64_t ns)")
+
     def in_body(f, n):
         return f.endswith("zeek_double.cc") and n in body
-    if not any(in_body(f, n) for f, n, _ in at) or any(not in_body(f, n) for f, n, inner in at if inner):
+
+    # The caller's line GCC gives instead in the ASan build (above): one of
+    # spin's. There, all of hash_block's sampled lines may be that one.
+    def in_body_or_spin(f, n):
+        return in_body(f, n) or (f.endswith("zeek_double.cc") and n in spin)
+    if (not any(in_body_or_spin(f, n) for f, n, _ in at) or
+            any(not in_body(f, n) for f, n, inner in at if inner) or
+            (not any(in_body(f, n) for f, n, _ in at) and "ASAN_OPTIONS" not in os.environ)):
         e2e.fail("%s: hash_block not at lines %d-%d of zeek_double.cc: %s"
                  % (label, body[0], body[-1], at))
     if not multi:
@@ -308,6 +378,62 @@ def check_plumbing(label, gen, env, truth_path):
           "samples" % (label, nested))
 
 
+def raw_pcs(env, extra):
+    """Each sample of the recording's pprof profile as `go tool pprof -raw`
+    lists it: (count, PCs outermost first, each PC the functions running
+    there outermost first, a native one by its full name)."""
+    profile = env.path("pcs.pb.gz")
+    r = e2e.run([env.convert, "-q", "--no-cache", "-o", profile, env.path("native.zspy")] + list(extra))
+    if r.returncode != 0:
+        e2e.fail("convert %s: %s" % (" ".join(extra), r.stderr))
+    section, samples, pcs, last = None, [], {}, None
+    for line in e2e.pprof(["-raw"], profile).splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Samples:":
+            m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
+            if m:
+                samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
+        elif section == "Locations":
+            m = re.match(r"\s*(\d+): 0x[0-9a-f]+(?: M=\d+)? (.*)$", line)
+            if m:
+                last = int(m.group(1))
+                pcs[last] = []
+            n = re.match(r"(.*) (\S*):(\d+) s=\d+(?:\((.*)\))?$", m.group(2) if m else line.strip())
+            if n and last is not None:
+                pcs[last].insert(0, n.group(4) or n.group(1))  # Lines run innermost first
+    return [(count, [pcs[i] for i in reversed(ids)]) for count, ids in samples]
+
+
+def check_interpreter_leaf(label, env, truth_path):
+    """The interpreter inside the innermost script frame, PC by PC (a PC
+    is hidden whole or kept whole: one with a function of the double's
+    inlined into SpinStmt::Exec stays): hidden by default, kept with
+    --interpreter-frames."""
+    truth = e2e.read_ground_truth(truth_path)[0]
+
+    def under_innermost(pcs):
+        at = [i for i, pc in enumerate(pcs) if len(pc) == 1 and pc[0] in truth]
+        return (pcs[at[-1]][0], pcs[at[-1] + 1]) if at and at[-1] + 1 < len(pcs) else (None, None)
+    for _, pcs in raw_pcs(env, []):
+        script, pc = under_innermost(pcs)
+        if pc and all(INTERPRETER.match(f) for f in pc):
+            e2e.fail("%s: the interpreter under the innermost script frame %s by default: %s"
+                     % (label, script, " / ".join(";".join(p) for p in pcs)))
+    under = kept = 0
+    for count, pcs in raw_pcs(env, ["--interpreter-frames"]):
+        script, pc = under_innermost(pcs)
+        if pc and truth[script][0] in ("function", "body"):
+            under += count
+            kept += count * bool(re.match(r"^(zeek::detail::)?StmtList::Exec\b", pc[0]))
+    if kept < 0.9 * under:
+        e2e.fail("%s: --interpreter-frames: StmtList::Exec under the innermost script function in "
+                 "%d of %d samples" % (label, kept, under))
+    print("  %s: the interpreter under the innermost script frame hidden by default; with "
+          "--interpreter-frames StmtList::Exec there in %d of %d samples" % (label, kept, under))
+
+
 def check_info(label, env, stripped):
     """--info counts the modules, PCs and PCs with source lines."""
     info = e2e.run([env.convert, "--info", env.path("native.zspy")]).stdout
@@ -337,6 +463,43 @@ def check_fiber(label, stacks):
     return on_fiber
 
 
+def module_code(executable):
+    """{module file name: [(start, end)] of its executable segments, as
+    offsets from its lowest mapped page}, for the executable and the shared
+    libraries it links (ldd)."""
+    paths = [executable]
+    for line in e2e.run(["ldd", executable]).stdout.splitlines():
+        m = re.search(r"(/\S+) \(0x", line)
+        if m:
+            paths.append(m.group(1))
+    code = {}
+    for path in paths:
+        loads = []
+        for line in e2e.run(["readelf", "-lW", path]).stdout.splitlines():
+            f = line.split()
+            if f and f[0] == "LOAD":
+                loads.append((int(f[2], 16), int(f[5], 16), "E" in "".join(f[6:-1])))
+        if loads:
+            base = min(v for v, _, _ in loads) & ~0xFFF
+            ranges = [(v - base, v - base + size) for v, size, x in loads if x]
+            # Named as mapped: the file itself, not the symlink ldd shows.
+            code[os.path.basename(path)] = code[os.path.basename(os.path.realpath(path))] = ranges
+    return code
+
+
+def in_own_code(frame, code):
+    """False for a frame named [module+0xOFFSET] whose offset is not in that
+    module's code (or of a module not known): a PC named after the wrong
+    module."""
+    m = re.match(r"\[(.+)\+0x([0-9a-f]+)\]$", frame)
+    if not m or m.group(1).startswith(("zeek-double", "zeek-plugin-demo")):
+        return True
+    offset = int(m.group(2), 16)
+    if m.group(1) == "[vdso]":  # the kernel's; its .dynsym names only its entry points
+        return offset < VDSO_MAX_BYTES
+    return any(lo <= offset < hi for lo, hi in code.get(m.group(1), []))
+
+
 def check_plugin(build):
     """A plugin dlopen'ed 1 s after the recording started, its file deleted
     at once (a package upgrade while zeek runs): its frames are named from
@@ -355,6 +518,7 @@ def check_plugin(build):
     if os.path.exists(plugin):
         e2e.fail("plugin: the double did not delete its plugin's file")
     folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout
+    code = module_code(env.target)
     total = in_plugin = by_offset = 0
     for line in folded.splitlines():
         frames, count = line.rsplit(" ", 1)
@@ -364,10 +528,12 @@ def check_plugin(build):
             in_plugin += count
             if "main" not in frames[:frames.index(PLUGIN_FRAME)]:
                 e2e.fail("plugin: its frame not under main: " + line)
-        # Named by a module's offset (PLT stubs are named "[module .plt]"):
-        # a PC of the plugin taken for a neighbour's (libdwfl's extent of
-        # libgcc_s did), or code no symbol covers.
-        if any(re.match(r"\[(?!zeek-double|zeek-plugin-demo).*\+0x[0-9a-f]+\]$", f) for f in frames):
+        # A PC of the plugin taken for a neighbour's (libdwfl's extent of
+        # libgcc_s did) is named by that neighbour's offset, beyond its code.
+        # Code of a library that has no symbol there (libc without libc6-dbg,
+        # as on a sensor) is named by an offset inside its code: not the
+        # plugin's.
+        if any(not in_own_code(f, code) for f in frames):
             by_offset += count
     # 200 us of each ~7 ms connection from the second second on: about 2 %.
     if in_plugin < 0.01 * total or by_offset > 0.001 * total:
@@ -384,11 +550,11 @@ def main():
         for stripped in (False, True):
             env = e2e.Env(build, gen, stripped)
             label = "Zeek %s double%s" % (gen, ", stripped" if stripped else "")
-            stacks, truth, unwound, failed, mismatched = record(env, gen)
-            names[stripped] = check(label, gen, stacks, truth, unwound, failed, mismatched)
+            stacks, truth, names[stripped] = record_checked(env, gen, label)
             check_mappings(label, env, gen)
             check_lines(label, env, stripped)
-            check_plumbing(label, gen, env, truth)
+            check_plumbing(label, gen, env, truth[0])
+            check_interpreter_leaf(label, env, truth[0])
             check_info(label, env, stripped)
         for c in CHAIN[gen]:
             if c not in names[True] or c not in names[False]:
@@ -398,8 +564,7 @@ def main():
     for gen in ("8.0", "8.2"):
         env = e2e.Env(build, gen, True)
         label = "Zeek %s double, stripped, Spicy fiber" % gen
-        stacks, truth, unwound, failed, mismatched = record(env, gen, ["--spicy-fiber"])
-        check(label, gen, stacks, truth, unwound, failed, mismatched)
+        stacks, truth, _names = record_checked(env, gen, label, ["--spicy-fiber"])
         print("  %s: %d samples on the fiber, each rooted at %s" % (label, check_fiber(label, stacks), FIBER))
     check_plugin(build)
     print("PASS native")

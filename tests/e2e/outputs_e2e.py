@@ -8,6 +8,7 @@ recording.
     outputs_e2e.py BUILD_DIR render       # headless Chromium draws it, and its script runs
     outputs_e2e.py BUILD_DIR speedscope   # schema, per-process samples and times
     outputs_e2e.py BUILD_DIR names        # hostile names escaped, paths normalized everywhere
+    outputs_e2e.py BUILD_DIR cxx-names    # long C++ names short in summary and SVG boxes, full elsewhere
 
 The render test exits 77 (ctest: skipped) only when no Chromium is installed.
 """
@@ -51,9 +52,10 @@ class Env:
     def path(self, name):
         return os.path.join(self.tmp, name)
 
-    def record_double(self, seconds=3, rate=400):
-        out = self.path("double.zspy")
-        run([self.record, "-q", "-r", str(rate), "-o", out, "--", self.double, "--seconds", str(seconds), "--quiet"])
+    def record_double(self, seconds=3, rate=400, extra=(), name="double.zspy"):
+        out = self.path(name)
+        run([self.record, "-q", "-r", str(rate), "-o", out, "--", self.double, "--seconds", str(seconds), "--quiet"]
+            + list(extra))
         return out
 
     def generate(self, name, *args):
@@ -112,6 +114,9 @@ def read_svg(path):
             fail("a frame without a <title> or <rect> in %s" % path)
         f.title = title.text
         f.name = title.text.split("\n")[0]
+        f.label = g.get("data-l")  # a C++ name's short form, else None
+        text = g.find(SVG + "text")
+        f.text = "".join(text.itertext()) if text is not None else ""
         f.kind = cls[1] if len(cls) > 1 else ""
         f.root = g.get("id") == "root"
         f.o, f.n = int(g.get("data-o")), int(g.get("data-n"))
@@ -122,16 +127,19 @@ def read_svg(path):
     return root, frames, notes, "".join(titles[0].itertext()) if titles else ""
 
 
-def svg_paths(frames, reverse):
-    """path tuple -> samples, rebuilt from the geometry alone: depth from y,
-    parent = the frame one level closer to the root whose samples contain
-    this frame's."""
+def svg_paths(frames):
+    """path tuple -> samples, rebuilt from the geometry alone: depth from y
+    (the root at the top, callees below: the same with --reverse, whose
+    root is the innermost frames), parent = the frame one level closer to
+    the root whose samples contain this frame's."""
     roots = [f for f in frames if f.root]
     if len(roots) != 1:
         fail("%d root frames" % len(roots))
     root = roots[0]
     for f in frames:
-        f.depth = round((f.y - root.y) / 16) if reverse else round((root.y - f.y) / 16)
+        f.depth = round((f.y - root.y) / 16)
+        if f.depth < 0:
+            fail("frame %r is drawn above the root" % f.name)
     by_depth = collections.defaultdict(list)
     for f in frames:
         by_depth[f.depth].append(f)
@@ -163,7 +171,7 @@ def check_svg_against_folded(svg, folded, reverse=False):
     total = sum(c for _, c in stacks)
     want = {tuple(svg_display(n) for n in p): c for p, c in tree_of(stacks, reverse).items()}
     _, frames, notes, title = read_svg(svg)
-    root, got = svg_paths(frames, reverse)
+    root, got = svg_paths(frames)
     if root.n != total:
         fail("root frame has %d samples, the folded stacks %d" % (root.n, total))
     check_geometry(frames, total)
@@ -282,11 +290,11 @@ def chromium():
     return None
 
 
-def screenshot(env, browser, svg, name, fragment=""):
+def screenshot(env, browser, svg, name, fragment="", height=400):
     png = env.path(name)
     run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
          "--user-data-dir=" + env.path("chromium-profile"), "--screenshot=" + png,
-         "--window-size=1200,400", "file://" + svg + fragment])
+         "--window-size=1200,%d" % height, "file://" + svg + fragment])
     if not os.path.exists(png):
         fail("chromium wrote no screenshot of %s" % svg)
     return png_pixels(png)
@@ -324,6 +332,25 @@ def test_render(env):
     if magenta < 200:
         fail("searching parse_request highlighted %d pixels: the inline script did not run" % magenta)
     print("   #search=parse_request: %d highlighted pixels" % magenta)
+    # A deep graph (the double's chain of 300 nested script calls, 1 s of
+    # the recording): thousands of px tall, and its first screen (1000 px)
+    # shows the root (all, in its grey across the whole width) and the
+    # handlers and script functions under it.
+    deep = env.record_double(seconds=2, extra=["--deep", "300"], name="deep.zspy")
+    svg = env.convert_to(deep, "svg", "deep.svg")
+    tall = int(ET.parse(svg).getroot().get("height"))
+    if tall < 3000:
+        fail("the --deep 300 graph is %d px tall: the test no longer covers a deep graph" % tall)
+    w, h, rows = screenshot(env, browser, svg, "deep.png", height=1000)
+    counts = colour_counts(rows)
+    root = counts.get((205, 205, 205), 0)
+    blue = sum(n for (r, g, b), n in counts.items() if b > 200 and r < 120 and 110 < g < 180)
+    green = sum(n for (r, g, b), n in counts.items() if g > 170 and r < 150 and b < 120)
+    if root < 0.8 * 1180 * 15 or blue < 500 or green < 500:
+        fail("a %d px graph: its first %d px show %d root-grey, %d handler-blue and %d script-green pixels"
+             % (tall, h, root, blue, green))
+    print("   a %d px deep graph: the first %d px show the root (%d px) and the frames under it"
+          % (tall, h, root))
 
 
 # ---- speedscope -----------------------------------------------------------
@@ -457,12 +484,72 @@ def test_names(env):
     print("   paths normalized in folded, summary, SVG, speedscope and pprof; no location said twice")
 
 
+# ---- long C++ names ---------------------------------------------------------
+
+# What the summary shows of zs-gen --native's longest names (700 to 1,300
+# characters demangled), and a piece of each full name that every format
+# keeping full names must have.
+SHORT_NAMES = {
+    "std::_Rb_tree<...>::_M_insert_unique<...>": "std::_Rb_tree<std::__cxx11::basic_string<char",
+    "__gnu_cxx::__ops::_Iter_comp_iter<...>::operator()<...>":
+        "_Iter_comp_iter<zeek::detail::sort_vals(std::vector<zeek::Val*, std::allocator<zeek::Val*> >&)::"
+        "{lambda(zeek::Val*, zeek::Val*)#1}>::operator()<",
+    "std::__introsort_loop<...>": "void std::__introsort_loop<__gnu_cxx::__normal_iterator<",
+    "zeek::EventHandler::Call": "zeek::EventHandler::Call(std::vector<zeek::IntrusivePtr<zeek::Val>",
+}
+SUMMARY_ROW = re.compile(r"^ +\d+ +[\d.]+% +\d+ +[\d.]+%  (.*?) *$")
+
+
+def test_cxx_names(env):
+    rec = env.generate("native.zspy", "--samples", "20000", "--stacks", "300", "--native", "--zeek-version", "8.2.2")
+    summary = open(env.convert_to(rec, "summary", "native.summary", "--top", "0"), encoding="utf-8").read()
+    rows = [m.group(1) for m in map(SUMMARY_ROW.match, summary.splitlines()) if m]
+    if len(rows) < 30:
+        fail("the summary has %d function rows" % len(rows))
+    for short in SHORT_NAMES:
+        if short not in rows:
+            fail("the summary has no row %r: %r" % (short, rows))
+    # The column's bound: 64 characters, a script row's file:line after it.
+    for row in rows:
+        name = row.split("  ")[0]
+        if len(name) > 64 or "basic_string" in row or "(" in name.replace("operator()", ""):
+            fail("a summary row not shortened to 64 characters: %r" % row)
+    print("   summary: %d rows, the longest C++ names as %s" % (len(rows), ", ".join(SHORT_NAMES)))
+    # Everywhere else the names stay whole.
+    folded = open(env.convert_to(rec, "folded", "native.folded"), encoding="utf-8").read()
+    speedscope = open(env.convert_to(rec, "speedscope", "native.json"), encoding="utf-8").read()
+    raw = run(["go", "tool", "pprof", "-raw", env.convert_to(rec, "pprof", "native.pb.gz")]).stdout.decode()
+    for fmt, text in (("folded", folded), ("speedscope", speedscope), ("pprof", raw)):
+        for short, piece in SHORT_NAMES.items():
+            if piece not in text:
+                fail("%s output lacks the full name of %s (%r)" % (fmt, short, piece))
+    print("   folded, speedscope and pprof keep the full names")
+    # The SVG: boxes show the short name (cut to fit), tooltips the full one.
+    _, frames, _, _ = read_svg(env.convert_to(rec, "svg", "native.svg"))
+    seen = set()
+    for f in frames:
+        for short, piece in SHORT_NAMES.items():
+            if piece not in f.name:
+                continue
+            seen.add(short)
+            if f.label != short:
+                fail("SVG frame %r: label %r, not %r" % (f.name[:80], f.label, short))
+            if f.text and f.text != short and not (f.text.endswith("..") and short.startswith(f.text[:-2])):
+                fail("SVG frame %r shows %r, not (a cut of) %r" % (f.name[:80], f.text, short))
+        if f.label is None and len(f.text) > 64:
+            fail("SVG frame shows a long unshortened label %r" % f.text)
+    if seen != set(SHORT_NAMES):
+        fail("the SVG has no frames of %r" % (set(SHORT_NAMES) - seen))
+    print("   SVG: short labels in the boxes, full names in the tooltips")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
         sys.exit(2)
     env = Env(sys.argv[1])
-    tests = {"svg": test_svg, "render": test_render, "speedscope": test_speedscope, "names": test_names}
+    tests = {"svg": test_svg, "render": test_render, "speedscope": test_speedscope, "names": test_names,
+             "cxx-names": test_cxx_names}
     if sys.argv[2] not in tests:
         print(__doc__)
         sys.exit(2)

@@ -7,6 +7,8 @@ double of Zeek (tests/target), checked with the real `go tool pprof`.
     record_e2e.py BUILD_DIR sigint GEN                # SIGINT mid-run
     record_e2e.py BUILD_DIR bad-input                 # refusals leave targets untouched
 """
+import collections
+import math
 import os
 import re
 import signal
@@ -15,8 +17,25 @@ import sys
 import tempfile
 import time
 
+import recording  # a second reader of recordings (tests/e2e/recording.py)
+
 TOLERANCE_POINTS = 3.0
 RATE_HZ = 1000  # random tick times: binomial noise, so 4,000+ samples a check
+# A share from n random ticks has a binomial 1-sigma of sqrt(p(1-p)/n): a
+# tolerance of fewer than this many of them lets noise alone fail a run now
+# and then (at 3 sigma, about one share in 370).
+MIN_SIGMAS = 4.5
+
+
+def share_sigma(percent, n):
+    """The 1-sigma, in points, of a share of percent measured from n samples."""
+    p = percent / 100.0
+    return 100.0 * math.sqrt(p * (1 - p) / max(n, 1))
+
+
+def share_tolerance(percent, n):
+    """TOLERANCE_POINTS, or MIN_SIGMAS sigmas where n samples are too few for it."""
+    return max(TOLERANCE_POINTS, MIN_SIGMAS * share_sigma(percent, n))
 
 
 def fail(msg):
@@ -51,6 +70,38 @@ def read_ground_truth(path):
         rows[name] = (kind, file, int(first), float(secs))
     total = rows.pop("-")[3]
     return rows, total
+
+
+def read_switch_log(path):
+    """A double's --switch-log: slot names, switch times (CLOCK_MONOTONIC ns)
+    and the slot innermost from each switch on."""
+    names, times, slots = {}, [], []
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "slot":
+            names[int(f[1])] = f[2]
+        else:
+            times.append(int(f[0]))
+            slots.append(int(f[1]))
+    return names, times, slots
+
+
+def window_shares(log, t0, t1):
+    """{name: percent of [t0, t1] the double spent with it innermost}: the
+    truth of just the time a recording covers (a recorder attached late or
+    stopped early does not describe the rest, and being sampled changes a
+    busy host's mix: measured, idle 44.4 % while recorded vs 45.5 % over the
+    whole run)."""
+    names, times, slots = log
+    spent = collections.Counter()
+    for k in range(len(times) - 1):
+        lo, hi = max(times[k], t0), min(times[k + 1], t1)
+        if hi > lo:
+            spent[names[slots[k]]] += hi - lo
+    total = sum(spent.values()) or 1
+    return {name: 100.0 * spent[name] / total for name in names.values()}
 
 
 def pprof(args, profile):
@@ -88,24 +139,50 @@ def pprof_locations(profile):
     return locs
 
 
-def check_profile(env, recording, ground_truth, min_samples):
+def truth_shares(ground_truth, recording_path):
+    """{name: percent} of the double's truth; with its --switch-log beside it
+    (ground_truth + ".switches"), of just the time the recording covers."""
+    truth, wall = read_ground_truth(ground_truth)
+    wanted = {name: 100.0 * v[3] / wall for name, v in truth.items()}
+    if os.path.exists(ground_truth + ".switches"):
+        times = [t for samples in recording.samples_by_pid(recording_path).values() for t, _ in samples]
+        wanted.update(window_shares(read_switch_log(ground_truth + ".switches"), min(times), max(times)))
+    return wanted
+
+
+class Shortfall(Exception):
+    """Fewer samples than a test wants: the host was slow (a VM's CPU taken
+    away for a while holds the recorder and the target alike), not a fault
+    of the recorder's; main() runs such a test once more."""
+
+
+def check_profile(env, recording_path, ground_truth, min_samples, retryable=False):
+    """The profile's shares against the double's truth, within
+    TOLERANCE_POINTS. With the double's --switch-log beside the truth
+    (ground_truth + ".switches"), the truth of just the recorded window.
+    retryable: too few samples raises Shortfall instead of failing."""
     profile = env.path("profile.pb.gz")
-    r = run([env.convert, "--no-cache", recording, "-o", profile])
+    r = run([env.convert, "--no-cache", recording_path, "-o", profile])
     if r.returncode != 0:
         fail("convert: " + r.stderr)
     shares, total = pprof_flat_shares(profile)
     if total is None or total < min_samples:
+        if retryable:
+            raise Shortfall("only %s samples (want >= %d)" % (total, min_samples))
         fail("only %s samples (want >= %d)" % (total, min_samples))
-    truth, wall = read_ground_truth(ground_truth)
+    truth, _wall = read_ground_truth(ground_truth)
+    wanted = truth_shares(ground_truth, recording_path)
     locs = pprof_locations(profile)
     worst = 0.0
     for name, (kind, file, first, secs) in truth.items():
-        want = 100.0 * secs / wall
-        got = shares.get(name, 0.0)
+        want, got = wanted[name], shares.get(name, 0.0)
+        tolerance = share_tolerance(want, total)
         worst = max(worst, abs(got - want))
-        print("  %-62s truth %5.1f%%  profile %5.1f%%" % (name, want, got))
-        if abs(got - want) > TOLERANCE_POINTS:
-            fail("%s: profile share %.1f%% vs ground truth %.1f%%" % (name, got, want))
+        print("  %-62s truth %5.1f%%  profile %5.1f%%  (1-sigma %.2f, tolerance %.1f)"
+              % (name, want, got, share_sigma(want, total), tolerance))
+        if abs(got - want) > tolerance:
+            fail("%s: profile share %.1f%% vs ground truth %.1f%% (tolerance %.1f points)"
+                 % (name, got, want, tolerance))
         if kind in ("function", "body"):
             ok = [l for l in locs if l[0] == name and l[1] == file and l[3] == first and l[2] >= first]
             if not ok:
@@ -117,7 +194,8 @@ def check_profile(env, recording, ground_truth, min_samples):
     ignored = pprof(["-top", "-ignore=empty_call_stack"], profile)
     if "empty_call_stack" in ignored.split("Showing nodes")[-1]:
         fail("-ignore=empty_call_stack did not remove the idle samples")
-    print("  %d samples; largest share error %.2f points (tolerance %.0f)" % (total, worst, TOLERANCE_POINTS))
+    print("  %d samples; largest share error %.2f points (tolerance %.0f points, or %.1f sigma)"
+          % (total, worst, TOLERANCE_POINTS, MIN_SIGMAS))
 
 
 def tracer_state(pid):
@@ -141,7 +219,7 @@ def assert_untouched(pid, what):
 def start_target(env, seconds, truth=None):
     cmd = [env.target, "--seconds", str(seconds), "--quiet"]
     if truth:
-        cmd += ["--ground-truth", truth]
+        cmd += ["--ground-truth", truth, "--switch-log", truth + ".switches"]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     time.sleep(0.5)
     return p
@@ -170,7 +248,7 @@ def test_launch(env, layout_file=False):
     source = "layout file" if layout_file else "built-in table" if env.stripped else "DWARF"
     if "layout from " + source not in r.stderr:
         fail("expected the layout to come from the " + source)
-    check_profile(env, rec, truth, 5000)
+    check_profile(env, rec, truth, 5000, retryable=True)
 
 
 def test_attach(env):
@@ -183,9 +261,8 @@ def test_attach(env):
     assert_untouched(target.pid, "after -d")
     if target.wait(timeout=30) != 0:
         fail("target failed after being recorded")
-    # The ground truth covers the whole run, the recording 6 of 9 s: the
-    # workload is uniform, so shares still match.
-    check_profile(env, rec, truth, 5000)
+    # The recording covers 6 of 9 s: the truth of that window (switch log).
+    check_profile(env, rec, truth, 5000, retryable=True)
 
 
 def test_normal_priority(env):
@@ -202,7 +279,7 @@ def test_normal_priority(env):
         fail("record --no-realtime exited %d" % r.returncode)
     if target.wait(timeout=30) != 0:
         fail("target failed after being recorded")
-    check_profile(env, rec, truth, 4000)
+    check_profile(env, rec, truth, 4000, retryable=True)
 
 
 def test_sigint(env):
@@ -283,9 +360,18 @@ def main():
     env = Env(build, gen, "--stripped" in sys.argv)
     if run(["go", "version"]).returncode != 0:
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
-    {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
-     "normal-priority": test_normal_priority,
-     "bad-input": test_bad_input, "layout-file": lambda e: test_launch(e, True)}[test](env)
+    chosen = {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
+              "normal-priority": test_normal_priority,
+              "bad-input": test_bad_input, "layout-file": lambda e: test_launch(e, True)}[test]
+    for attempt in (1, 2):
+        try:
+            chosen(env)
+            break
+        except Shortfall as short:
+            print("  attempt %d: %s" % (attempt, short))
+            if attempt == 2:
+                fail(str(short))
+            env = Env(build, gen, "--stripped" in sys.argv)
     print("PASS " + " ".join(sys.argv[2:]))
 
 

@@ -30,9 +30,9 @@ def samples_by_pid(path):
     b = subprocess.run(["zstd", "-dcq", path], capture_output=True, check=True).stdout
     if not b.startswith(b"ZSPYREC\n"):
         raise ValueError("%s: not a zeek-spy recording" % path)
-    _version, i = _varint(b, 8)
+    version, i = _varint(b, 8)
     start_mono = None
-    stacks, t_us = {}, 0
+    stacks, all_frames, t_us = {}, {}, 0
     out = collections.defaultdict(list)
     while i < len(b):
         kind = b[i]
@@ -48,14 +48,26 @@ def samples_by_pid(path):
         elif kind == REC_STACK:
             sid, j = _varint(p, j)
             pid, j = _varint(p, j)
+            frames = []  # script frames (func, stmt) or None for a native one
+            if version >= 5:  # the first `shared` frames of an earlier stack
+                base, j = _varint(p, j)
+                if base:
+                    shared, j = _varint(p, j)
+                    frames = list(all_frames[base - 1][:shared])
             nframes, j = _varint(p, j)
-            frame = None
             for _ in range(nframes):
                 func, j = _varint(p, j)
+                if version >= 4:  # (first << 2 | kind): 1 script, 2 native
+                    func, kind = func >> 2, func & 3
+                    if kind == 2:
+                        frames.append(None)
+                        continue
                 stmt, j = _varint(p, j)
-                if func:  # func 0: a native frame (--native)
-                    frame = (func, stmt)
-            stacks[sid] = (pid, frame)
+                # formats 1-3: func 0 is a native frame (--native)
+                frames.append((func, stmt) if func else None)
+            all_frames[sid] = frames
+            script = [f for f in frames if f]
+            stacks[sid] = (pid, script[-1] if script else None)
         elif kind == REC_SAMPLES:
             count, j = _varint(p, j)
             dts = []

@@ -5,7 +5,7 @@
 # the reader's fuzzer spend its time decompressing.)
 #
 #   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DZS_FUZZ=ON
-#   make -C build-fuzz fuzz_reader fuzz_resolver fuzz_layout fuzz_elf fuzz_dwarf
+#   make -C build-fuzz fuzz_reader fuzz_resolver fuzz_layout fuzz_elf fuzz_dwarf fuzz_native
 #   tests/fuzz/run.sh build-fuzz 60
 #
 # New corpus entries go to BUILD_DIR/fuzz-work/<target>/corpus, crash inputs to
@@ -15,9 +15,10 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: run.sh BUILD_DIR [SECONDS]}" && pwd)
 seconds=${2:-60}
-declare -A max_len=([reader]=32768 [resolver]=16384 [layout]=4096 [elf]=65536 [dwarf]=262144)
+declare -A max_len=([reader]=32768 [resolver]=16384 [layout]=4096 [elf]=65536 [dwarf]=262144
+                   [native]=16384)
 failed=0
-for name in ${FUZZ_TARGETS:-reader resolver layout elf dwarf}; do
+for name in ${FUZZ_TARGETS:-reader resolver layout elf dwarf native}; do
   bin="$build/tests/fuzz/fuzz_$name"
   if [ ! -x "$bin" ]; then
     echo "fuzz: $bin is missing (configure with CC=clang -DZS_FUZZ=ON and build it)" >&2

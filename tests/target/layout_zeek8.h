@@ -85,6 +85,9 @@ enum StmtTag { STMT_LIST, STMT_EXPR, STMT_SPIN };
 class Stmt : public Obj {
 public:
 	Stmt(StmtTag t, Location* loc) : Obj(loc), tag(t) { }
+	// Runs the statement: Zeek's virtual Stmt::Exec, here a dispatch on the
+	// tag (zeek_double.cc), so that the layout stays as it is.
+	void Exec(Frame* f) const;
 
 	StmtTag tag;
 };
@@ -94,9 +97,9 @@ using StmtPtr = IntrusivePtr<Stmt>;
 class StmtList : public Stmt {
 public:
 	explicit StmtList(Location* loc) : Stmt(STMT_LIST, loc) { }
-	// The interpreter's plumbing, by Zeek's names: the C++ a native unwind
-	// sees between two script frames (zeek_double.cc). Not virtual: the
-	// layout stays as it is.
+	// The interpreter, by Zeek's names: the C++ a native unwind sees between
+	// two script frames and inside the innermost one (zeek_double.cc). Not
+	// virtual: the layout stays as it is.
 	void Exec(Frame* f) const;
 
 	std::vector<Stmt*> stmts;
@@ -118,6 +121,7 @@ public:
 class SpinStmt : public Stmt {
 public:
 	SpinStmt(int64_t ns, Location* loc) : Stmt(STMT_SPIN, loc), spin_ns(ns) { }
+	void Exec(Frame* f) const;   // as StmtList::Exec
 
 	int64_t spin_ns;
 };

@@ -447,37 +447,23 @@ static const ScriptFunc* build_deep_chain(int n, int ms)
 // The interpreter.
 
 static void invoke(const Func* func, const CallExpr* call);
-static void invoke_impl(const Func* func, const CallExpr* call);
 
-// Lists and calls go through StmtList::Exec, ExprStmt::Exec and
-// CallExpr::Eval (below, by Zeek's names): the interpreter's plumbing between
-// two script frames. They charge no time of their own to the ground truth:
-// whatever runs in them is the innermost script frame's, as in Zeek.
-static void exec_stmt(const Stmt* s, Frame* f)
-{
-	switch ( s->tag ) {
-	case STMT_LIST:
-		static_cast<const StmtList*>(s)->Exec(f);
-		break;
-
-	case STMT_EXPR:
-		static_cast<const ExprStmt*>(s)->Exec(f);
-		break;
-
-	case STMT_SPIN:
-		trace_stmt(s);
-		spin(static_cast<const SpinStmt*>(s)->spin_ns);
-		break;
-	}
-}
-
+// Statements run in Stmt::Exec, StmtList::Exec, ExprStmt::Exec and
+// SpinStmt::Exec, calls in CallExpr::Eval (below, by Zeek's names): the
+// interpreter, between two script frames and inside the innermost one. They
+// charge no time of their own to the ground truth: whatever runs in them is
+// the innermost script frame's, as in Zeek.
+//
 // An event with several handlers is one Func with several bodies; they run in
-// order under the same CallInfo and Frame.
-static void run_script(const ScriptFunc* fn, Frame* f)
+// order under the same CallInfo and Frame. Inlined into ScriptFunc::Invoke
+// (through invoke_impl), as the bodies loop is part of it in Zeek's Func.cc:
+// the script frame takes that activation's place, and no frame of the
+// double's own lies between it and the first statement.
+__attribute__((always_inline)) static inline void run_script(const ScriptFunc* fn, Frame* f)
 {
 	for ( size_t i = 0; i < fn->bodies.size(); ++i ) {
 		ledger.switch_to(fn->gt_slots[i]);
-		exec_stmt(body_stmts(fn->bodies[i]), f);
+		body_stmts(fn->bodies[i])->Exec(f);
 	}
 }
 
@@ -518,13 +504,15 @@ __attribute__((always_inline)) static inline void invoke_impl(const Func* func,
 #else
 
 // Up to 8.0: a call pushes a CallInfo naming the Func; a script function also
-// gets a heap Frame on g_frame_stack, a BiF gets none.
+// gets a heap Frame on g_frame_stack, a BiF gets none. Inlined into
+// ScriptFunc::Invoke / BuiltinFunc::Invoke (BroFunc::Call / BuiltinFunc::Call
+// in 3.0) as on 8.1+.
 //
 // The Frame goes on before the CallInfo and comes off after it, with a barrier
 // in between, so whenever call_stack names a script function its Frame is on
 // g_frame_stack. What a reader can still catch, for a few instructions after a
 // call starts, is a new Frame whose next_stmt is still null, as in Zeek.
-static void invoke_impl(const Func* func, const CallExpr* call)
+__attribute__((always_inline)) static inline void invoke_impl(const Func* func, const CallExpr* call)
 {
 	const int caller_slot = ledger.current();
 
@@ -589,19 +577,45 @@ __attribute__((noinline)) void BuiltinFunc::Invoke(const CallExpr* call) const
 }   // namespace zeek::detail
 #endif
 
-// The interpreter's plumbing by Zeek's names (StmtList::Exec, ExprStmt::Exec,
-// CallExpr::Eval; global namespace in 3.x): noinline and no sibling call, so
-// that a native unwind sees each of them between two script frames.
+// The interpreter by Zeek's names (Stmt::Exec, StmtList::Exec, ExprStmt::Exec,
+// SpinStmt::Exec, CallExpr::Eval; global namespace in 3.x): noinline and no
+// sibling call, so that a native unwind sees each of them, between two script
+// frames and inside the innermost one. Stmt::Exec stands for Zeek's virtual
+// call, which has no frame: inlined into its callers.
 #if ZEEK_GEN != 30
 namespace zeek::detail {
 #endif
+__attribute__((always_inline)) inline void Stmt::Exec(Frame* f) const
+{
+	switch ( tag ) {
+	case STMT_LIST:
+		static_cast<const StmtList*>(this)->Exec(f);
+		break;
+
+	case STMT_EXPR:
+		static_cast<const ExprStmt*>(this)->Exec(f);
+		break;
+
+	case STMT_SPIN:
+		static_cast<const SpinStmt*>(this)->Exec(f);
+		break;
+	}
+}
 __attribute__((noinline)) void StmtList::Exec(Frame* f) const
 {
 	for ( Stmt* sub : stmts ) {
 		f->next_stmt = sub;
 		zd::publish();
-		zd::exec_stmt(sub, f);
+		sub->Exec(f);
 	}
+	asm volatile("" ::: "memory");
+}
+// The double's own statement: it burns its CPU time in zd::spin, as a Zeek
+// statement does in what it calls (a BiF, a table, malloc).
+__attribute__((noinline)) void SpinStmt::Exec(Frame*) const
+{
+	zd::trace_stmt(this);
+	zd::spin(spin_ns);
 	asm volatile("" ::: "memory");
 }
 __attribute__((noinline)) void ExprStmt::Exec(Frame* f) const

@@ -8,7 +8,9 @@
  * snapshot regions, and writes stacks and samples drawn from a fixed set of
  * distinct stacks with a skewed, seeded distribution. Because it knows the
  * ground truth it can write the folded output the converter must produce
- * (--expect).
+ * (--expect). With --native it wraps the script frames in the C++ frames
+ * of a --native recording of Zeek 8.2 (zs_gen_native.c), and knows what the
+ * converter shows of them by default and with --interpreter-frames.
  *
  *   zs-gen -o rec.zspy --samples 200000 --stacks 1000 --seed 7 --expect rec.folded
  *   zeek-spy-convert --no-cache -f folded -o - rec.zspy | sort | diff - <(sort rec.folded)
@@ -25,6 +27,7 @@
 #include <zstd.h>
 
 #include "zs_format.h"
+#include "zs_gen_native.h"
 #include "zs_hex.h"
 #include "zs_layout.h"
 #include "zs_resolver.h"
@@ -566,10 +569,59 @@ static int by_text(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The native frames under a stack's innermost script frame (--native). */
+static gen_native_part tail_of(const gstack *s)
+{
+    return gen_native_tail(WORLD[s->f[s->n - 1].func].builtin, stack_hash(s));
+}
+
+/* The folded text of stack s with --native: the script frames in their
+ * native frames, all of them shown (keep: --interpreter-frames) or, as the
+ * converter shows them by default, without the interpreter between the
+ * script frames and at the start of the tail. */
+static void native_text(const world *w, const gstack *s, int keep, char *text, size_t cap)
+{
+    text[0] = '\0';
+    if (s->n == 0) {
+        gen_native_names(GN_TRIGGER, 0, text, cap);
+        return;
+    }
+    gen_native_names(GN_ENTRY, 0, text, cap);
+    for (int j = 0; j < s->n; j++) {
+        resolved r;
+        resolve(w, &s->f[j], &r);
+        size_t len = strlen(text);
+        snprintf(text + len, cap - len, ";%s", r.name);
+        if (j + 1 < s->n && keep)
+            gen_native_names(GN_PLUMBING, 0, text, cap);
+    }
+    gen_native_names(tail_of(s), !keep, text, cap);
+}
+
+/* What the summary's split line must say with --native: a sample is the
+ * script's when its innermost frame is a script frame once the
+ * interpreter is hidden, native under scripts when some native frame is
+ * left under one, native outside scripts without script frames. */
+static void print_split(const gstack *stacks, size_t k, int keep, const char *label)
+{
+    uint64_t part[3] = {0}, total = 0;
+    for (size_t i = 0; i < k; i++) {
+        const gstack *s = &stacks[i];
+        int where = s->n == 0 ? 2 : !keep && gen_native_all_interpreter(tail_of(s)) ? 0 : 1;
+        part[where] += s->count;
+        total += s->count;
+    }
+    double t = total ? (double)total : 1;
+    fprintf(stderr, "%s: split %s: script %.1f %%, native under scripts %.1f %%, native outside scripts %.1f %%\n",
+            PROG, label, 100.0 * (double)part[0] / t, 100.0 * (double)part[1] / t,
+            100.0 * (double)part[2] / t);
+}
+
 /* Distinct raw stacks that resolve to the same functions and lines (frames
- * of an omitted Func) are one stack in the converter's profile. */
-static int write_expect(const world *w, const gstack *stacks, size_t k, const char *path,
-                        char *top_leaf, size_t top_size, uint64_t *top_count)
+ * of an omitted Func) are one stack in the converter's profile. native:
+ * with the native frames, all of them (keep) or as shown by default. */
+static int write_expect(const world *w, const gstack *stacks, size_t k, const char *path, int native,
+                        int keep, char *top_leaf, size_t top_size, uint64_t *top_count)
 {
     folded_line *lines = calloc(k, sizeof *lines);
     size_t n = 0;
@@ -578,7 +630,7 @@ static int write_expect(const world *w, const gstack *stacks, size_t k, const ch
     for (size_t i = 0; i < k; i++) {
         if (!stacks[i].count)
             continue;
-        size_t cap = 64 + (size_t)stacks[i].n * 800;
+        size_t cap = 64 + (size_t)stacks[i].n * 800 + (native ? 32768 : 0);
         char *key = malloc(cap), *text = malloc(cap);
         if (!key || !text)
             return -1;
@@ -594,6 +646,11 @@ static int write_expect(const world *w, const gstack *stacks, size_t k, const ch
             strcat(key, r.key);
             strcat(text, j ? ";" : "");
             strcat(text, r.name);
+        }
+        if (native) { /* the text with its native frames is the key's end */
+            native_text(w, &stacks[i], keep, text, cap);
+            strcat(key, "\x1d");
+            strcat(key, text);
         }
         lines[n++] = (folded_line){key, text, stacks[i].count};
     }
@@ -665,6 +722,8 @@ typedef struct options {
     int nomit;
     int no_trailer;
     int odd_names;
+    int native;
+    const char *expect_kept;
     const char *damage;
 } options;
 
@@ -686,6 +745,11 @@ static void usage(FILE *out)
             "      --no-trailer             end without a trailer, like a killed recorder\n"
             "      --odd-names              hostile names and paths: <&\"', control bytes,\n"
             "                               non-UTF-8 bytes, ./ and // in script paths\n"
+            "      --native                 native (C++) frames around the script frames, as\n"
+            "                               a --native recording of Zeek 8.2 has them\n"
+            "      --expect-interpreter-frames FILE\n"
+            "                               with --native: the folded output the converter\n"
+            "                               must produce with --interpreter-frames\n"
             "      --damage KIND            then damage the file: magic (not our magic),\n"
             "                               version (a newer format version), frame (flip\n"
             "                               bytes inside a later zstd frame; its offset is\n"
@@ -716,6 +780,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"zeek-version", required_argument, 0, 6}, {"expect", required_argument, 0, 7},
         {"omit-snapshot-for", required_argument, 0, 8}, {"no-trailer", no_argument, 0, 9},
         {"damage", required_argument, 0, 10},  {"odd-names", no_argument, 0, 11},
+        {"native", no_argument, 0, 12},         {"expect-interpreter-frames", required_argument, 0, 13},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     o->samples = 1000000;
     o->stacks = 1000;
@@ -746,6 +811,8 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 9: o->no_trailer = 1; break;
         case 11: o->odd_names = 1; break;
+        case 12: o->native = 1; break;
+        case 13: o->expect_kept = optarg; break;
         case 10:
             if (strcmp(optarg, "magic") && strcmp(optarg, "version") && strcmp(optarg, "frame")) {
                 fprintf(stderr, "%s: error: --damage: '%s' is not magic, version or frame\n", PROG,
@@ -760,6 +827,10 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->output || optind != argc) {
         usage(stderr);
+        return -1;
+    }
+    if (o->expect_kept && !o->native) {
+        fprintf(stderr, "%s: error: --expect-interpreter-frames needs --native\n", PROG);
         return -1;
     }
     if (!o->flush_every)
@@ -781,6 +852,7 @@ static int write_header(zs_writer *wr, const options *o, zs_error *err)
         h = h * 31 + o->flush_every;
         h = h * 31 + (uint64_t)o->no_trailer;
         h = h * 31 + (uint64_t)o->odd_names;
+        h = h * 31 + (uint64_t)o->native * 7;
         const char *parts[MAX_OMIT + 2] = {o->zeek_version, o->damage};
         for (int i = 0; i < o->nomit; i++)
             parts[i + 2] = o->omit[i];
@@ -827,16 +899,31 @@ static int write_process(zs_writer *wr, const options *o, const zs_layout *l, zs
     return rc;
 }
 
-static int write_stack(world *w, zs_writer *wr, gstack *s, uint64_t id, zs_error *err)
+/* The frames of s, outermost first; with native, each script frame in the
+ * place of its ScriptFunc::Invoke among the native frames. How many. */
+static size_t stack_frames(const world *w, const gstack *s, int native, zs_frame *frames)
 {
-    zs_frame frames[MAX_DEPTH];
+    size_t n = 0;
+    if (native)
+        n += gen_native_frames(s->n ? GN_ENTRY : GN_TRIGGER, frames + n);
     for (int i = 0; i < s->n; i++) {
-        func_obj *f = &w->funcs[s->f[i].func];
-        frames[i].func = f->addr;
-        frames[i].stmt = s->f[i].stmt >= 0 ? f->bodies[s->f[i].body].stmts[s->f[i].stmt].addr : 0;
+        const func_obj *f = &w->funcs[s->f[i].func];
+        frames[n].func = f->addr;
+        frames[n++].stmt = s->f[i].stmt >= 0 ? f->bodies[s->f[i].body].stmts[s->f[i].stmt].addr : 0;
+        if (native && i + 1 < s->n)
+            n += gen_native_frames(GN_PLUMBING, frames + n);
     }
+    if (native && s->n)
+        n += gen_native_frames(tail_of(s), frames + n);
+    return n;
+}
+
+static int write_stack(world *w, zs_writer *wr, gstack *s, uint64_t id, int native, zs_error *err)
+{
+    zs_frame frames[MAX_DEPTH * (GEN_NATIVE_MAX_PART + 1) + GEN_NATIVE_MAX_PART];
+    size_t n = stack_frames(w, s, native, frames);
     s->id = (int64_t)id;
-    if (zs_writer_stack(wr, id, PID, frames, (size_t)s->n, err))
+    if (zs_writer_stack(wr, id, PID, frames, n, err))
         return -1;
     /* As the recorder does: every object of a new stack goes into the
      * snapshot once, right after the stack is first seen. */
@@ -988,7 +1075,8 @@ int main(int argc, char **argv)
     if (!(wr = zs_writer_create(o.output, (uid_t)-1, (gid_t)-1, &err)))
         goto fail;
     if (write_header(wr, &o, &err) || write_process(wr, &o, l, &err) ||
-        zs_writer_event(wr, 0, PID, ZS_EV_ATTACHED, 0, "", &err))
+        zs_writer_event(wr, 0, PID, ZS_EV_ATTACHED, 0, "", &err) ||
+        (o.native && gen_native_write(wr, PID, &err)))
         goto fail;
 
     uint64_t period_us = (uint64_t)(1e6 / o.rate_hz), t = 0, skipped = 0, next_id = 0;
@@ -998,7 +1086,7 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < o.samples; i++) {
         t = i * period_us + rng_below(&r, period_us / 4 + 1);
         gstack *s = &stacks[draw(&r, cdf, k)];
-        if (s->id < 0 && write_stack(w, wr, s, next_id++, &err))
+        if (s->id < 0 && write_stack(w, wr, s, next_id++, o.native, &err))
             goto fail;
         s->count++;
         if (zs_writer_sample(wr, t, (uint64_t)s->id, &err))
@@ -1030,8 +1118,14 @@ int main(int argc, char **argv)
 
     char top[256];
     uint64_t top_count;
-    if (write_expect(w, stacks, k, o.expect, top, sizeof top, &top_count))
+    if ((o.expect_kept &&
+         write_expect(w, stacks, k, o.expect_kept, 1, 1, top, sizeof top, &top_count)) ||
+        write_expect(w, stacks, k, o.expect, o.native, 0, top, sizeof top, &top_count))
         goto out;
+    if (o.native) {
+        print_split(stacks, k, 0, "by default");
+        print_split(stacks, k, 1, "with --interpreter-frames");
+    }
     uint64_t used = 0;
     for (size_t i = 0; i < k; i++)
         used += stacks[i].count > 0;

@@ -103,8 +103,8 @@ static uint8_t big_snapshot[ZS_MAX_SNAPSHOT_BYTES];
 
 static const zs_frame some_frames[] = {
     {0x55d4c3a10040, 0x55d4c3a20080},
-    {0xffffffffffffffffULL, 0},
-    {0, 0xffffffffffffffffULL},
+    {ZS_FRAME_FIRST_MAX, 0xffffffffffffffffULL}, /* the largest a format-4 frame holds */
+    {0, ZS_FRAME_FIRST_MAX},
     {1, 127},
     {128, 16383},
 };
@@ -436,6 +436,14 @@ static void test_writer_limits(void)
     /* The target's object is absurd; nobody used the command wrongly. */
     CHECK(err.code == ZS_E_TARGET);
     CHECK(!strcmp(zs_writer_path(w), path));
+    /* A Func or location id beyond what a format-4 frame holds: refused,
+     * the record not begun. */
+    const zs_frame too_big[] = {{ZS_FRAME_FIRST_MAX + 1, 0}, {0, ZS_FRAME_FIRST_MAX + 1}};
+    for (size_t i = 0; i < 2; i++) {
+        err.code = ZS_OK;
+        CHECK(zs_writer_stack(w, 1, 1, &too_big[i], 1, &err) == -1);
+        CHECK(err.code == ZS_E_TARGET && strstr(err.detail, "out of range") != NULL);
+    }
     /* A flushed file stays when abandoned (one never written to goes). */
     CHECK(zs_writer_flush(w, &err) == 0);
     zs_writer_abandon(w);
@@ -675,7 +683,7 @@ static void test_record_past_frame(void)
 
     /* A record whose payload is shorter than its fields need. */
     b.len = 0;
-    preamble(&b, ZS_FORMAT_VERSION);
+    preamble(&b, 4);
     put_empty_header(&b);
     put_record(&b, ZS_REC_STACK, "\x01\x02\x05\x80", 4); /* 5 frames announced, none there */
     z = zstd_frame(b.data, b.len, &n);
@@ -699,6 +707,41 @@ static void test_record_past_frame(void)
         expect_failure(cut[i].name, r, &err, ZS_E_CORRUPT, cut[i].name, "malformed", NULL);
         free(z);
     }
+
+    /* Format-4 frames: a kind this reader does not know (0, and 3, the
+     * inlined frame reserved for ZAM), and a script frame without a Func,
+     * which would read as a native frame. */
+    static const struct { const char *payload; size_t len; const char *name; } frames4[] = {
+        {"\x01\x02\x01\x10", 4, "kind-0"},         /* (4 << 2 | 0) */
+        {"\x01\x02\x01\x13\x05", 5, "kind-3"},     /* (4 << 2 | 3), stmt */
+        {"\x01\x02\x01\x01\x05", 5, "no-func"},    /* (0 << 2 | 1), stmt */
+        {"\x01\x02\x01\x11", 4, "no-stmt"},        /* a script frame cut short */
+    };
+    for (size_t i = 0; i < sizeof frames4 / sizeof frames4[0]; i++) {
+        b.len = 0;
+        preamble(&b, 4);
+        put_empty_header(&b);
+        put_record(&b, ZS_REC_STACK, frames4[i].payload, frames4[i].len);
+        z = zstd_frame(b.data, b.len, &n);
+        r = zs_reader_open_memory(z, n, frames4[i].name, &err);
+        expect_failure(frames4[i].name, r, &err, ZS_E_CORRUPT, frames4[i].name, "malformed", NULL);
+        free(z);
+    }
+    /* The same bytes in format 3 are frames of their own kind: func, stmt. */
+    b.len = 0;
+    preamble(&b, 3);
+    put_empty_header(&b);
+    put_record(&b, ZS_REC_STACK, "\x01\x02\x01\x00\x05", 5);
+    z = zstd_frame(b.data, b.len, &n);
+    r = zs_reader_open_memory(z, n, "format-3", &err);
+    CHECK(r != NULL);
+    zs_record rec3;
+    while (r && zs_reader_next(r, &rec3, &err) > 0 && rec3.type != ZS_REC_STACK)
+        ;
+    CHECK(r && rec3.type == ZS_REC_STACK && rec3.stack.nframes == 1 &&
+          zs_frame_is_native(&rec3.stack.frames[0]) && rec3.stack.frames[0].stmt == 5);
+    zs_reader_close(r);
+    free(z);
 
     /* More frames than the format allows in one stack. */
     b.len = 0;
@@ -980,6 +1023,65 @@ static void test_unknown_records(void)
     zs_buf_free(&b);
 }
 
+/* Format 5: stacks written as the first frames of an earlier one and the
+ * rest come back whole; bases that are not there, of another process or
+ * shorter than what is shared are refused. */
+static void test_stack_bases(void)
+{
+    const char *path = tmp_path("bases.zspy");
+    zs_error err = {0};
+    zs_writer *w = zs_writer_create(path, -1, -1, &err);
+    CHECK(w != NULL);
+    CHECK(zs_writer_header(w, header_kv, 2, &err) == 0);
+    zs_frame longer[7];
+    memcpy(longer, some_frames, 5 * sizeof *longer);
+    longer[5] = zs_native_frame(77);
+    longer[6] = (zs_frame){0x5000, 0x5008};
+    zs_stack_base none = {0, 0}, on_first = {1, 3}, on_second = {2, 7};
+    CHECK(zs_writer_stack_from(w, 0, 4242, &none, some_frames, 5, &err) == 0);
+    CHECK(zs_writer_stack_from(w, 1, 4242, &on_first, longer, 7, &err) == 0);
+    CHECK(zs_writer_stack_from(w, 2, 4242, &on_second, longer, 7, &err) == 0); /* all shared */
+    zs_stack_base later = {4, 1}, too_many = {1, 8};
+    CHECK(zs_writer_stack_from(w, 3, 4242, &later, longer, 7, &err) != 0);
+    CHECK(zs_writer_stack_from(w, 3, 4242, &too_many, longer, 7, &err) != 0);
+    CHECK(zs_writer_close(w, 0, 0, 0, &err) == 0);
+    zs_reader *r = open_file(path, &err);
+    CHECK(r != NULL);
+    zs_record rec;
+    size_t seen = 0;
+    while (r && zs_reader_next(r, &rec, &err) == 1) {
+        if (rec.type != ZS_REC_STACK)
+            continue;
+        const zs_frame *want = rec.stack.id == 0 ? some_frames : longer;
+        CHECK(rec.stack.nframes == (rec.stack.id == 0 ? 5u : 7u));
+        CHECK(!memcmp(rec.stack.frames, want, rec.stack.nframes * sizeof *want));
+        seen++;
+    }
+    CHECK(seen == 3);
+    zs_reader_close(r);
+
+    static const struct { const char *payload; size_t len; const char *name, *want; } bad[] = {
+        {"\x00\x02\x01\x01\x00", 5, "base-undefined", "not defined before"}, /* 0 on 0 */
+        {"\x01\x03\x01\x01\x00", 5, "base-other-pid", "not defined before"}, /* pid 3 on pid 2's */
+        {"\x01\x02\x01\x02\x00", 5, "base-too-short", "more frames than"},   /* 2 of 1 */
+        {"\x01\x02\x01\x00\x00", 5, "base-shares-none", "more frames than"},
+        {"\x00\x02\x00\x01\x16", 5, "defined-twice", "defined twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        zs_buf b = {0};
+        preamble(&b, 5);
+        put_empty_header(&b);
+        put_record(&b, ZS_REC_STACK, "\x00\x02\x00\x01\x16", 5); /* stack 0, pid 2: one native frame */
+        put_record(&b, ZS_REC_STACK, bad[i].payload, bad[i].len);
+        size_t n;
+        uint8_t *z = zstd_frame(b.data, b.len, &n);
+        r = zs_reader_open_memory(z, n, bad[i].name, &err);
+        expect_failure(bad[i].name, r, &err, ZS_E_CORRUPT, bad[i].name, bad[i].want, NULL);
+        free(z);
+        zs_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -998,6 +1100,7 @@ int main(void)
     test_bad_native_records();
     test_bad_lines_records();
     test_unknown_records();
+    test_stack_bases();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

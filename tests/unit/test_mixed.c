@@ -10,12 +10,12 @@
 #include "rec_mixed.h"
 
 #define S(f) ((zs_frame){(f), 7})   /* a script frame: func f */
-#define N(id) ((rec_mixed_native){(id), 0})
-#define E(id) ((rec_mixed_native){(id), 1}) /* an interpreter activation */
+#define N(id) ((rec_mixed_native){zs_native_frame(id), 0})
+#define E(id) ((rec_mixed_native){zs_native_frame(id), 1}) /* an interpreter activation */
 /* A native frame at [sp, cfa), an activation or not: by address, names
  * do not matter. */
-#define A(id, sp, cfa) ((rec_mixed_native){(id), 0, (sp), (cfa)})
-#define AE(id, sp, cfa) ((rec_mixed_native){(id), 1, (sp), (cfa)}) /* an activation */
+#define A(id, sp, cfa) ((rec_mixed_native){zs_native_frame(id), 0, (sp), (cfa)})
+#define AE(id, sp, cfa) ((rec_mixed_native){zs_native_frame(id), 1, (sp), (cfa)}) /* an activation */
 enum { MARK = 99, FIBER = 98 };
 static const rec_mixed_cut WHOLE = {-1, -1}, CUT = {MARK, -1}, ON_FIBER = {-1, FIBER};
 

@@ -1,0 +1,35 @@
+/* The recorder's constants that more than one file needs, and the ties
+ * between the sizes of the queues a sample passes through. */
+#ifndef REC_CONSTANTS_H
+#define REC_CONSTANTS_H
+
+#define REC_PROG "zeek-spy-record"
+#define REC_PTRACE_HINT \
+    "run as root or with CAP_SYS_PTRACE (and check the sysctl kernel.yama.ptrace_scope)"
+
+enum {
+    /* A target that has not reached its stop this long after an interrupt
+     * (uninterruptible sleep on a slow disk, a stopped VM) costs ticks:
+     * they are skipped and counted, not credited to the late stop. */
+    REC_STOP_DEADLINE_NS = 1000000000,
+    /* Samples of one target on their way to the recording (rec_pending.c):
+     * a tick finding them all still there is skipped. */
+    REC_PENDING_SAMPLES = 128,
+    /* Of those, how many may wait for an unwind (64 ms at 1 kHz, 0.64 s at
+     * 100 Hz); the ones taken while the unwinder is that far behind go
+     * without native frames. */
+    REC_UNWINDS_OUT = 64,
+    /* Captures rec_native.c remembers as asked and not answered (what each
+     * answer is checked against), and the captures the socket to the
+     * unwinder must hold without blocking the loop: every unwind out, and
+     * the one capture kept unsent meanwhile. */
+    REC_NATIVE_ASKED = 96,
+    REC_NATIVE_SOCKET_CAPTURES = 72,
+};
+
+_Static_assert(REC_UNWINDS_OUT < REC_PENDING_SAMPLES, "a full unwind queue leaves room for samples");
+_Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_ASKED, "every unwind out is remembered");
+_Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_SOCKET_CAPTURES,
+               "every unwind out fits in the socket");
+
+#endif

@@ -1,0 +1,30 @@
+/* A PC's symbol by binary search. libdwfl's dwfl_module_addrinfo scans a
+ * module's whole symbol table for every address it is asked about: on a
+ * real zeek (100,000+ symbols, thousands of distinct PCs in a minute of
+ * real traffic) that was most of the unwinder's CPU. Here each module's
+ * function symbols are sorted once, when its first PC is named. */
+#ifndef REC_SYMBOLS_H
+#define REC_SYMBOLS_H
+
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rec_symbol_table rec_symbol_table;
+
+/* The tables of the modules named so far. Zero-initialised is empty. */
+typedef struct rec_symbols {
+    rec_symbol_table *tables;
+    size_t n, cap;
+} rec_symbols;
+
+/* The name of the symbol of mod that covers pc (a sized one; of those
+ * starting nearest below pc, a global before a weak before a local), or
+ * NULL when none does or out of memory (the caller then asks libdwfl, which
+ * also knows sizeless symbols). The name lives as long as mod. */
+const char *rec_symbols_name(rec_symbols *s, Dwfl_Module *mod, uint64_t pc);
+
+/* Forgets every table (the modules changed). */
+void rec_symbols_clear(rec_symbols *s);
+
+#endif
