@@ -198,7 +198,7 @@ def test_container(env):
     if "process %d (pid 1 in its namespace)" % host_pid not in info:
         fail("host and namespace pids not kept: " + info)
     print("  host pid %d, pid 1 inside its namespace" % host_pid)
-    e2e.check_profile(env, rec, truth, 5000)
+    e2e.check_profile(env, rec, truth, 5000, recorder_stderr=r.stderr)
 
 
 SKIP = 77  # ctest's SKIP_RETURN_CODE for these tests
