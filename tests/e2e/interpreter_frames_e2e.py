@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+import record_e2e  # the -raw reader shared by the end-to-end tests
+
 
 def fail(msg):
     print("FAIL: " + msg)
@@ -58,31 +60,9 @@ def pprof_stacks(profile):
     folded text (outermost first, each Location's Lines expanded, a
     native function by its full name) -> samples."""
     raw = run(["go", "tool", "pprof", "-raw", profile]).stdout
-    section, samples, lines, last = None, [], {}, None
-    for line in raw.splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section == "Samples:":
-            m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
-            if m:
-                samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
-        elif section == "Locations":
-            m = re.match(r"\s*(\d+): 0x[0-9a-f]+(?: M=\d+)? (.*)$", line)
-            body = m.group(2) if m else line.strip()
-            if m:
-                last = int(m.group(1))
-                lines[last] = []
-            # "name file:line s=start(full name)": the full name when pprof
-            # shortened the name, the name itself otherwise.
-            n = re.match(r"(.*) (\S*):(\d+) s=\d+(?:\((.*)\))?$", body)
-            if not n or last is None:
-                fail("go tool pprof -raw: cannot read location line %r" % line)
-            lines[last].append(n.group(4) or n.group(1))
     stacks = collections.Counter()
-    for count, ids in samples:
-        leaf_first = [name for i in ids for name in lines[i]]
-        stacks[";".join(reversed(leaf_first))] += count
+    for count, locations in record_e2e.pprof_raw_samples(raw):
+        stacks[";".join(name for names in locations for name in names)] += count
     return stacks
 
 

@@ -386,24 +386,7 @@ def raw_pcs(env, extra):
     r = e2e.run([env.convert, "-q", "--no-cache", "-o", profile, env.path("native.zspy")] + list(extra))
     if r.returncode != 0:
         e2e.fail("convert %s: %s" % (" ".join(extra), r.stderr))
-    section, samples, pcs, last = None, [], {}, None
-    for line in e2e.pprof(["-raw"], profile).splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section == "Samples:":
-            m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
-            if m:
-                samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
-        elif section == "Locations":
-            m = re.match(r"\s*(\d+): 0x[0-9a-f]+(?: M=\d+)? (.*)$", line)
-            if m:
-                last = int(m.group(1))
-                pcs[last] = []
-            n = re.match(r"(.*) (\S*):(\d+) s=\d+(?:\((.*)\))?$", m.group(2) if m else line.strip())
-            if n and last is not None:
-                pcs[last].insert(0, n.group(4) or n.group(1))  # Lines run innermost first
-    return [(count, [pcs[i] for i in reversed(ids)]) for count, ids in samples]
+    return e2e.pprof_raw_samples(e2e.pprof(["-raw"], profile))
 
 
 def check_interpreter_leaf(label, env, truth_path):

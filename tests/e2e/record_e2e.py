@@ -139,6 +139,32 @@ def pprof_locations(profile):
     return locs
 
 
+def pprof_raw_samples(raw):
+    """The samples of `go tool pprof -raw` output: [(count, [functions of
+    each location, outermost location first, each location's functions
+    outermost first])], a function by its full name where pprof shortened
+    it ("name file:line s=start(full name)")."""
+    section, samples, funcs, last = None, [], {}, None
+    for line in raw.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Samples:":
+            m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
+            if m:
+                samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
+        elif section == "Locations":
+            m = re.match(r"\s*(\d+): 0x[0-9a-f]+(?: M=\d+)? (.*)$", line)
+            if m:
+                last = int(m.group(1))
+                funcs[last] = []
+            n = re.match(r"(.*) (\S*):(\d+) s=\d+(?:\((.*)\))?$", m.group(2) if m else line.strip())
+            if not n or last is None:
+                fail("go tool pprof -raw: cannot read location line %r" % line)
+            funcs[last].insert(0, n.group(4) or n.group(1))  # a location's Lines run innermost first
+    return [(count, [funcs[i] for i in reversed(ids)]) for count, ids in samples]
+
+
 def truth_shares(ground_truth, recording_path):
     """{name: percent} of the double's truth; with its --switch-log beside it
     (ground_truth + ".switches"), of just the time the recording covers."""
