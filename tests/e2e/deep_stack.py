@@ -60,7 +60,12 @@ def main():
             # The chain runs about 1 s of the 1.5 s recorded.
             if deep < 0.6 * RATE:
                 e2e.fail("%s: only %d deep samples (torn: %d)" % (label, deep, torn))
-            if torn > 0.05 * deep:
+            # Torn reads are counted over the whole recording, the workload
+            # after the chain too, and rise when the host is busy (a
+            # nonblocking read races the running target: 9 of 158 measured
+            # with a compiler running): the bug this guards against tore
+            # every deep sample, so a fifth is the bound.
+            if torn > 0.2 * deep:
                 e2e.fail("%s: %d torn reads against %d deep samples" % (label, torn, deep))
             print("  %s: %d samples of the 1,100-deep chain, each cut to %d frames; %d torn"
                   % (label, deep, KEPT, torn))
