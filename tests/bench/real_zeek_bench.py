@@ -30,9 +30,40 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 DEFAULT_MODES = ["script:--no-native", "native:--native"]
+
+
+class SchedWatch:
+    """zeek's scheduler counters (/proc/PID/sched: migrations between CPUs,
+    involuntary context switches), read every 0.2 s until it exits: the
+    last reading is within 0.2 s of its end."""
+
+    def __init__(self, pid):
+        self.path, self.last, self.done = "/proc/%d/sched" % pid, {}, threading.Event()
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+        self.thread.start()
+
+    def poll(self):
+        while not self.done.wait(0.2):
+            try:
+                with open(self.path) as f:
+                    text = f.read()
+            except OSError:
+                return
+            values = {}
+            for line in text.splitlines():
+                name, sep, value = line.partition(":")
+                if sep and value.strip().lstrip("-").isdigit():
+                    values[name.strip()] = int(value)
+            if values:
+                self.last = values
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
 
 
 def run_once(args, zeek, mode, work):
@@ -48,6 +79,7 @@ def run_once(args, zeek, mode, work):
     logs = tempfile.mkdtemp(dir=work)
     start = time.monotonic()
     z = subprocess.Popen(cmd, cwd=logs, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sched = SchedWatch(z.pid)
     rec = None
     if mode != "none":
         flags = args.flags[mode]
@@ -57,7 +89,10 @@ def run_once(args, zeek, mode, work):
     wall = time.monotonic() - start
     z.returncode = os.waitstatus_to_exitcode(status)
     zerr = z.stderr.read().decode(errors="replace")
-    fig = {"wall": wall, "cpu": zu.ru_utime + zu.ru_stime}
+    sched.stop()
+    fig = {"wall": wall, "cpu": zu.ru_utime + zu.ru_stime, "user": zu.ru_utime, "sys": zu.ru_stime,
+           "migrations": sched.last.get("se.nr_migrations", 0) / wall,
+           "preempted": sched.last.get("nr_involuntary_switches", 0) / wall}
     if z.returncode != 0:
         sys.exit("zeek exit %d: %s" % (z.returncode, zerr[-2000:]))
     if rec:
@@ -120,7 +155,24 @@ def main():
             for mode in order:
                 runs[mode].append(run_once(args, zeek, mode, work))
         base_wall, base_cpu = median(runs["none"], "wall"), median(runs["none"], "cpu")
-        print("\n%s: alone, median wall %.2f s, zeek CPU %.2f s" % (zeek, base_wall, base_cpu))
+        print("\n%s: alone, median wall %.2f s, zeek CPU %.2f s (user %.2f, sys %.2f), "
+              "%.1f migrations/s, %.1f preemptions/s"
+              % (zeek, base_wall, base_cpu, median(runs["none"], "user"), median(runs["none"], "sys"),
+                 median(runs["none"], "migrations"), median(runs["none"], "preempted")))
+        # Ratios to the run alone of the same round: this VM's speed drifts
+        # by +-10 % over minutes, less between neighbouring runs.
+        for mode in modes[1:]:
+            for alone, with_rec in zip(runs["none"], runs[mode]):
+                for key in ("wall", "cpu", "user", "sys"):
+                    with_rec["paired_" + key] = with_rec[key] / max(alone[key], 1e-9)
+        print("paired (each round's run against that round's run alone), medians:")
+        print("%-14s %9s %9s %9s %9s %11s %11s" % ("mode", "wall", "zeek CPU", "user", "sys",
+                                                    "migrations/s", "preempted/s"))
+        for mode in modes[1:]:
+            rs = runs[mode]
+            print("%-14s %8.3fx %8.3fx %8.3fx %8.3fx %11.1f %11.1f"
+                  % (mode, median(rs, "paired_wall"), median(rs, "paired_cpu"), median(rs, "paired_user"),
+                     median(rs, "paired_sys"), median(rs, "migrations"), median(rs, "preempted")))
         print("%-14s %9s %9s %11s %9s %7s %7s %9s %9s  %s" % ("mode", "wall", "zeek CPU", "rec CPU/smp",
               "rec core", "B/smp", "stacks", "stop p50", "stop p99", "native: failed/mismatched/truncated/general/behind of unwound"))
         for mode in modes[1:]:
