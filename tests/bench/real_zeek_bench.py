@@ -21,7 +21,8 @@ testing/btest/Traces, concatenated. Not a unit test: run by hand; the
 figures go to docs/performance.md with their conditions.
 
     real_zeek_bench.py BUILD_DIR --zeek BIN [--zeek BIN2] --pcap FILE
-        [--rate 100] [--rounds 5] [--zeekpath PATH] [--zam] [--mode NAME:FLAGS]... [--zeek-args "-C local"]
+        [--rate 100] [--rounds 5] [--zeekpath PATH] [--zam] [--pin CPU]
+        [--mode NAME:FLAGS[:RECORDER]]... [--zeek-args "-C local"]
 """
 import argparse
 import os
@@ -72,7 +73,7 @@ def run_once(args, zeek, mode, work):
     env = dict(os.environ)
     if args.zeekpath:
         env["ZEEKPATH"] = args.zeekpath
-    cmd = [zeek, "-r", args.pcap] + (["-O", "ZAM"] if args.zam else []) + args.zeek_args.split()
+    cmd = (["taskset", "-c", str(args.pin)] if args.pin is not None else []) + [zeek, "-r", args.pcap] + (["-O", "ZAM"] if args.zam else []) + args.zeek_args.split()
     out = os.path.join(work, "rec-%s.zspy" % mode)
     if os.path.exists(out):
         os.unlink(out)
@@ -83,7 +84,8 @@ def run_once(args, zeek, mode, work):
     rec = None
     if mode != "none":
         flags = args.flags[mode]
-        rec = subprocess.Popen([os.path.join(args.build, "zeek-spy-record"), "-p", str(z.pid), "-r",
+        recorder = args.recorders.get(mode) or os.path.join(args.build, "zeek-spy-record")
+        rec = subprocess.Popen([recorder, "-p", str(z.pid), "-r",
                                 str(args.rate), "-o", out] + flags, stderr=subprocess.PIPE, text=True)
     _, status, zu = os.wait4(z.pid, 0)
     wall = time.monotonic() - start
@@ -134,15 +136,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--zeekpath")
     ap.add_argument("--zam", action="store_true")
-    ap.add_argument("--mode", action="append", help="NAME:FLAG,FLAG... recorder options of one mode "
+    ap.add_argument("--mode", action="append", help="NAME:FLAG,FLAG...[:RECORDER] recorder options of "
+                    "one mode, and another recorder binary to run it with (e.g. an earlier build's) "
                     "(default: script:--no-native and native:--native)")
+    ap.add_argument("--pin", type=int, help="run zeek pinned to this CPU (taskset), as zeekctl's pin_cpus does")
     ap.add_argument("--zeek-args", default="local",
                     help="zeek's arguments after -r PCAP, space-separated (default: local)")
     args = ap.parse_args()
-    args.flags = {}
+    args.flags, args.recorders = {}, {}
     for m in args.mode or DEFAULT_MODES:
-        name, _, flags = m.partition(":")
+        name, _, rest = m.partition(":")
+        flags, _, recorder = rest.partition(":")
         args.flags[name] = [f for f in flags.split(",") if f]
+        args.recorders[name] = recorder
     modes = ["none"] + list(args.flags)
     work = tempfile.mkdtemp(prefix="zs-real-bench-")
     print("rate %d Hz, %d rounds, pcap %s, zeek arguments %s%s" % (args.rate, args.rounds, args.pcap,
