@@ -73,13 +73,16 @@ def run_once(args, zeek, mode, work):
     env = dict(os.environ)
     if args.zeekpath:
         env["ZEEKPATH"] = args.zeekpath
-    cmd = (["taskset", "-c", str(args.pin)] if args.pin is not None else []) + [zeek, "-r", args.pcap] + (["-O", "ZAM"] if args.zam else []) + args.zeek_args.split()
+    cmd = [zeek, "-r", args.pcap] + (["-O", "ZAM"] if args.zam else []) + args.zeek_args.split()
     out = os.path.join(work, "rec-%s.zspy" % mode)
     if os.path.exists(out):
         os.unlink(out)
     logs = tempfile.mkdtemp(dir=work)
     start = time.monotonic()
-    z = subprocess.Popen(cmd, cwd=logs, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Pinned before exec (not by taskset, whose own pid the recorder would see first).
+    pin = (lambda: os.sched_setaffinity(0, {args.pin})) if args.pin is not None else None
+    z = subprocess.Popen(cmd, cwd=logs, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=pin)
     sched = SchedWatch(z.pid)
     rec = None
     if mode != "none":
