@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "zs_grow.h"
+#include "zs_bsearch.h"
 
 typedef struct region {
     uint64_t addr;
@@ -61,14 +62,7 @@ static int image_read(void *ctx, uint64_t addr, void *buf, size_t len)
         return -1;
     /* The last region starting at or before addr, then back while a region
      * could still reach addr. */
-    size_t lo = 0, hi = img->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (img->regions[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = zs_upper_bound(img->regions, img->count, sizeof *img->regions, offsetof(region, addr), addr);
     for (size_t i = lo; i-- > 0;) {
         const region *r = &img->regions[i];
         if (addr - r->addr > img->max_len)

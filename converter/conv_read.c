@@ -1,5 +1,6 @@
 #include "conv_read.h"
 #include "zs_grow.h"
+#include "zs_bsearch.h"
 #include "conv_demangle.h"
 #include "conv_interpreter.h"
 
@@ -209,14 +210,8 @@ static double network_time_at(const process *p, uint64_t t_us)
 {
     if (!p || !p->nclock)
         return -1;
-    size_t lo = 0, hi = p->nclock;
-    while (lo < hi) { /* first point after t_us */
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->clock[mid].t_us <= t_us)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* The first point after t_us. */
+    size_t lo = zs_upper_bound(p->clock, p->nclock, sizeof *p->clock, offsetof(nettime_point, t_us), t_us);
     if (lo == 0)
         return p->clock[0].network_time - (double)(p->clock[0].t_us - t_us) / 1e6;
     const nettime_point *a = &p->clock[lo - 1];

@@ -1,6 +1,7 @@
 #include "rec_symbols.h"
 
 #include "zs_grow.h"
+#include "zs_bsearch.h"
 
 #include <gelf.h>
 #include <stdlib.h>
@@ -75,14 +76,7 @@ const char *rec_symbols_name(rec_symbols *s, Dwfl_Module *mod, uint64_t pc)
     if (!t || !t->n)
         return NULL;
     /* The last symbol starting at or below pc. */
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].start <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = zs_upper_bound(t->v, t->n, sizeof *t->v, offsetof(symbol, start), pc);
     if (lo == 0)
         return NULL;
     /* Of the symbols starting there, the best ranked covering pc (sorted
