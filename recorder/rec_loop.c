@@ -110,6 +110,15 @@ static uint64_t held_until(const session *s, uint64_t now)
     return until;
 }
 
+/* Back to the CPUs the recorder was started on, after following a target. */
+static void go_home(session *s)
+{
+    if (s->moved) {
+        sched_setaffinity(0, sizeof s->home, &s->home);
+        s->moved = 0;
+    }
+}
+
 /* One tick for one blocking target: interrupt it, never wait for it here.
  * Returns 1 when it was interrupted from another CPU than its own. */
 static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
@@ -153,9 +162,8 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
         cpu = rec_cpu_current(&sl->cpu);
     if (follow && sl->pinned_cpu >= 0) {
         s->moved |= rec_cpu_move_self(cpu, &s->home);
-    } else if (s->moved) {
-        sched_setaffinity(0, sizeof s->home, &s->home);
-        s->moved = 0;
+    } else {
+        go_home(s);
     }
     rec_sampler_warm(sl->sampler);
     if (rec_ptrace_interrupt(&sl->tracee, rec_now_ns()))
@@ -178,10 +186,8 @@ static void tick(session *s, uint64_t tick_ns)
      * normal priority the recorder would run there only when the target
      * yields, and sample it idle (+35 points of idle measured). */
     int follow = s->follow_cpu && s->active == 1 && s->realtime && !rec_signals_demoted();
-    if (!follow && s->moved) {
-        sched_setaffinity(0, sizeof s->home, &s->home);
-        s->moved = 0;
-    }
+    if (!follow)
+        go_home(s);
     /* Each interrupt takes a few microseconds (tens on a VM), so the last
      * target of a tick is reached well after the tick, when it may have
      * moved on, most often out of a wait (likely one whose timer the tick's
