@@ -25,11 +25,17 @@ enum {
      * the one capture kept unsent meanwhile. */
     REC_NATIVE_ASKED = 96,
     REC_NATIVE_SOCKET_CAPTURES = 72,
+    /* The unwinder, once it has caught up, waits for this many captures
+     * (but no longer than BATCH_MAX_MS) before it works again: one wake-up
+     * for a batch rather than one a sample. */
+    REC_NATIVE_BATCH = 16,
+    REC_NATIVE_BATCH_MAX_MS = 100,
 };
 
 _Static_assert(REC_UNWINDS_OUT < REC_PENDING_SAMPLES, "a full unwind queue leaves room for samples");
 _Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_ASKED, "every unwind out is remembered");
 _Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_SOCKET_CAPTURES,
                "every unwind out fits in the socket");
+_Static_assert(2 * REC_NATIVE_BATCH <= REC_UNWINDS_OUT, "a batch waiting is not the unwinder behind");
 
 #endif

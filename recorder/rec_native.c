@@ -260,7 +260,15 @@ static int may_refresh(rec_native *n)
     return 0;
 }
 
-rec_native *rec_native_new(pid_t pid, zs_error *err)
+/* How long the unwinder lets captures queue up once it has caught up:
+ * REC_NATIVE_BATCH of them at rate_hz, at most REC_NATIVE_BATCH_MAX_MS. */
+unsigned rec_native_batch_ms(unsigned rate_hz)
+{
+    unsigned ms = rate_hz ? REC_NATIVE_BATCH * 1000u / rate_hz : 0;
+    return ms < REC_NATIVE_BATCH_MAX_MS ? ms : REC_NATIVE_BATCH_MAX_MS;
+}
+
+rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err)
 {
     rec_native *n = calloc(1, sizeof *n);
     if (!n) {
@@ -277,7 +285,7 @@ rec_native *rec_native_new(pid_t pid, zs_error *err)
     n->child = fork();
     if (n->child == 0) {
         close(sv[0]);
-        rec_unwinder_main(sv[1]);
+        rec_unwinder_main(sv[1], rec_native_batch_ms(rate_hz));
     }
     close(sv[1]);
     n->sock = sv[0];

@@ -58,8 +58,10 @@ enum { REC_NATIVE_TRUNCATED = 1, REC_NATIVE_ON_FIBER = 2 };
 
 typedef struct rec_native rec_native;
 
-/* Starts pid's unwinder and sends it pid's modules. */
-rec_native *rec_native_new(pid_t pid, zs_error *err);
+/* Starts pid's unwinder and sends it pid's modules. rate_hz: the samples
+ * a second it is to expect (sets how long it lets them queue up). */
+rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err);
+unsigned rec_native_batch_ms(unsigned rate_hz);
 void rec_native_free(rec_native *n);
 
 

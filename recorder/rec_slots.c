@@ -70,7 +70,7 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
     if (s->o->native && !s->o->nonblocking) {
         zs_error why = {0};
         uint64_t begin = rec_now_ns();
-        if (!(sl->native = rec_native_new(sl->target.pid, &why)))
+        if (!(sl->native = rec_native_new(sl->target.pid, s->o->rate_hz, &why)))
             rec_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
         else
             rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);

@@ -14,6 +14,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -539,7 +540,7 @@ static void unwind(unwinder *u)
 }
 
 /* One message and the descriptor it may carry (-1 when none). */
-static ssize_t receive(int sock, void *buf, size_t cap, int *fd)
+static ssize_t receive(int sock, void *buf, size_t cap, int *fd, int flags)
 {
     union {
         struct cmsghdr align;
@@ -550,7 +551,7 @@ static ssize_t receive(int sock, void *buf, size_t cap, int *fd)
                        .msg_controllen = sizeof control.buf};
     *fd = -1;
     ssize_t n;
-    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | flags)) < 0 && errno == EINTR)
         ;
     struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
@@ -608,7 +609,21 @@ static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size
     }
 }
 
-void rec_unwinder_main(int sock)
+/* The next message, waiting batch_ms first when none is there: a wake-up
+ * costs more than the unwinds it serves (a context switch, on a VM an
+ * exit to the hypervisor, the target's core disturbed), so the copies
+ * queued meanwhile are taken together. */
+static ssize_t next_message(int sock, void *buf, size_t cap, int *fd, unsigned batch_ms)
+{
+    ssize_t n = receive(sock, buf, cap, fd, MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        return n;
+    if (batch_ms)
+        poll(NULL, 0, (int)batch_ms);
+    return receive(sock, buf, cap, fd, 0);
+}
+
+void rec_unwinder_main(int sock, unsigned batch_ms)
 {
     int keep[] = {sock};
     /* Normal scheduling: real-time, it would run on the core of the target
@@ -636,7 +651,7 @@ void rec_unwinder_main(int sock)
     unsigned long samples = 0;
     for (;;) {
         int fd;
-        ssize_t n = receive(sock, buf, UW_MAX_MSG, &fd);
+        ssize_t n = next_message(sock, buf, UW_MAX_MSG, &fd, batch_ms);
         if (n <= 0)
             _exit(0); /* the recorder closed its end */
         if ((size_t)n < sizeof(rec_unwind_head))

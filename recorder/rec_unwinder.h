@@ -12,7 +12,8 @@
  * beyond it are not zeek's stack. */
 int rec_unwinder_is_fiber_entry(const char *name);
 
-/* Runs in the child until the recorder closes sock; never returns. */
-void rec_unwinder_main(int sock);
+/* Runs in the child until the recorder closes sock; never returns. Once
+ * the queue is empty it waits batch_ms before the next message. */
+void rec_unwinder_main(int sock, unsigned batch_ms);
 
 #endif

@@ -189,8 +189,9 @@ enum { SAID_MAX = sizeof(rec_unwind_head) + 0xffff };
  * files' descriptors are closed by the kernel), then shuts its sending side
  * down, so the recorder reads every answer and then the end, and waits to
  * be closed or killed. */
-void rec_unwinder_main(int sock)
+void rec_unwinder_main(int sock, unsigned batch_ms)
 {
+    (void)batch_ms;
     uint8_t *in = malloc(UW_MAX_MSG + 64), *out = malloc(SAID_MAX);
     if (!in || !out)
         _exit(4);
@@ -460,7 +461,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t max = data[1] ? data[1] : REC_NATIVE_MAX_FRAMES;
 
     zs_error err = {0};
-    rec_native *n = rec_native_new(target, &err);
+    rec_native *n = rec_native_new(target, 100, &err);
     if (!n) {
         check(err.detail[0] != '\0', "a failed start says why");
         return 0;
