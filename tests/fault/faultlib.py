@@ -5,7 +5,7 @@ Every fault test prints one line
 
     RESULT fault.<name>: PASS|FAIL <what was done and measured>
 
-(the README's reliability table is made from these lines) and exits 0 only
+(docs/testing.md's reliability table is made from these lines) and exits 0 only
 on PASS.
 """
 import os
