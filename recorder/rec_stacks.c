@@ -5,19 +5,23 @@
 
 #include "zs_intern.h"
 
-/* How far back a new stack looks for the one it shares most with. */
-#define REC_STACKS_BASES 32
-
 typedef struct entry {
     uint32_t pid;
     uint32_t n;
     zs_frame *frames;
+    int64_t base;  /* the earlier stack sharing the most outermost frames, or -1 */
+    uint32_t shared; /* how many */
 } entry;
 
+/* index: every stack by its frames. prefixes: every (pid, outermost k
+ * frames) of a stack, by the first stack that had them; it holds all the
+ * prefixes of every stack (a new stack adds those its base lacks), so the
+ * longest one a new stack shares is found by binary search on k. */
 struct rec_stacks {
     entry *entries; /* by id */
     size_t count, entries_cap;
-    zs_intern index;
+    zs_intern index, prefixes;
+    uint64_t prefix_hash[ZS_MAX_FRAMES + 1]; /* of the stack being interned */
 };
 
 typedef struct stack_key {
@@ -38,6 +42,57 @@ static int same_stack(const void *ctx, uint32_t id, const void *key)
     const stack_key *k = key;
     return e->frames && e->pid == k->pid && e->n == k->n &&
            !memcmp(e->frames, k->frames, k->n * sizeof *k->frames);
+}
+
+typedef struct prefix_key {
+    uint32_t pid;
+    size_t k;
+    const zs_frame *frames;
+} prefix_key;
+
+static int same_prefix(const void *ctx, uint32_t id, const void *key)
+{
+    const entry *e = &((const rec_stacks *)ctx)->entries[id];
+    const prefix_key *p = key;
+    return e->frames && e->pid == p->pid && e->n >= p->k &&
+           !memcmp(e->frames, p->frames, p->k * sizeof *p->frames);
+}
+
+/* The stack that first had the k outermost frames of e, or -1. */
+static int64_t with_prefix(const rec_stacks *s, const entry *e, size_t k)
+{
+    prefix_key key = {e->pid, k, e->frames};
+    return zs_intern_find(&s->prefixes, s->prefix_hash[k], same_prefix, s, &key);
+}
+
+/* Finds the base of stack id (the earlier stack it shares the most
+ * outermost frames with) and indexes the prefixes it adds. -1 on no
+ * memory. */
+static int index_prefixes(rec_stacks *s, uint32_t id)
+{
+    entry *e = &s->entries[id];
+    size_t n = e->n < ZS_MAX_FRAMES ? e->n : ZS_MAX_FRAMES;
+    s->prefix_hash[0] = zs_fnv1a(ZS_FNV_SEED, &e->pid, sizeof e->pid);
+    for (size_t k = 1; k <= n; k++)
+        s->prefix_hash[k] = zs_fnv1a(s->prefix_hash[k - 1], &e->frames[k - 1], sizeof *e->frames);
+    size_t lo = 0, hi = n; /* prefix lo is known, hi + 1 is not */
+    int64_t base = -1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        int64_t at = with_prefix(s, e, mid);
+        if (at >= 0) {
+            lo = mid;
+            base = at;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    e->base = lo >= 2 ? base : -1;
+    e->shared = lo >= 2 ? (uint32_t)lo : 0;
+    for (size_t k = lo + 1; k <= n; k++)
+        if (zs_intern_add(&s->prefixes, s->prefix_hash[k], id))
+            return -1;
+    return 0;
 }
 
 rec_stacks *rec_stacks_new(void)
@@ -69,7 +124,8 @@ int64_t rec_stacks_intern(rec_stacks *s, uint32_t pid, const zs_frame *frames, s
         free(copy);
         return -1;
     }
-    s->entries[s->count] = (entry){pid, (uint32_t)n, copy};
+    s->entries[s->count] = (entry){pid, (uint32_t)n, copy, -1, 0};
+    index_prefixes(s, (uint32_t)s->count); /* no memory: later stacks share less */
     *is_new = 1;
     return (int64_t)s->count++;
 }
@@ -78,24 +134,8 @@ size_t rec_stacks_count(const rec_stacks *s) { return s->count; }
 
 int64_t rec_stacks_base(const rec_stacks *s, uint64_t id, size_t *shared)
 {
-    int64_t best = -1;
-    size_t most = 1;
-    const entry *new = &s->entries[id];
-    size_t oldest = id > REC_STACKS_BASES ? (size_t)id - REC_STACKS_BASES : 0;
-    for (size_t at = (size_t)id; at-- > oldest;) {
-        const entry *e = &s->entries[at];
-        if (!e->frames || e->pid != new->pid)
-            continue;
-        size_t k = 0, limit = e->n < new->n ? e->n : new->n;
-        while (k < limit && !memcmp(&e->frames[k], &new->frames[k], sizeof *e->frames))
-            k++;
-        if (k > most) {
-            most = k;
-            best = (int64_t)at;
-        }
-    }
-    *shared = best >= 0 ? most : 0;
-    return best;
+    *shared = s->entries[id].shared;
+    return s->entries[id].base;
 }
 
 void rec_stacks_forget_pid(rec_stacks *s, uint32_t pid)
@@ -110,7 +150,7 @@ void rec_stacks_forget_pid(rec_stacks *s, uint32_t pid)
     }
     if (!dropped)
         return;
-    /* The index without them (the table cannot delete in place). */
+    /* The indexes without them (the table cannot delete in place). */
     zs_intern index = {0};
     for (size_t i = 0; i < s->count; i++) {
         const entry *e = &s->entries[i];
@@ -122,6 +162,11 @@ void rec_stacks_forget_pid(rec_stacks *s, uint32_t pid)
     }
     zs_intern_free(&s->index);
     s->index = index;
+    zs_intern_free(&s->prefixes);
+    s->prefixes = (zs_intern){0};
+    for (size_t i = 0; i < s->count; i++) /* no memory: later stacks share less */
+        if (s->entries[i].frames && index_prefixes(s, (uint32_t)i))
+            break;
 }
 
 void rec_stacks_free(rec_stacks *s)
@@ -132,5 +177,6 @@ void rec_stacks_free(rec_stacks *s)
         free(s->entries[i].frames);
     free(s->entries);
     zs_intern_free(&s->index);
+    zs_intern_free(&s->prefixes);
     free(s);
 }

@@ -15,9 +15,9 @@ rec_stacks *rec_stacks_new(void);
 /* Returns the id, and *is_new = 1 the first time; -1 on no memory. */
 int64_t rec_stacks_intern(rec_stacks *s, uint32_t pid, const zs_frame *frames, size_t n, int *is_new);
 size_t rec_stacks_count(const rec_stacks *s);
-/* For the stack just interned as id: the one among the REC_STACKS_BASES
- * stacks before it, of the same pid, whose outermost frames it shares most
- * of, and how many it shares (*shared: at least 2, else -1 is returned). A stack is written as those frames of
+/* For the stack interned as id: an earlier stack of the same pid whose
+ * outermost frames it shares most of, and how many it shares (*shared: at
+ * least 2, else -1 is returned). A stack is written as those frames of
  * its base and the rest: most stacks of a real zeek differ from an earlier
  * one only near the leaf. */
 int64_t rec_stacks_base(const rec_stacks *s, uint64_t id, size_t *shared);

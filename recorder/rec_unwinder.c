@@ -65,6 +65,16 @@ typedef struct pc_entry {
     uint32_t location, symbol;
 } pc_entry;
 
+/* What a location says: its module, symbol and source lines. Two PCs
+ * that say the same are one location (nothing downstream tells them
+ * apart but the address), so a leaf that lands on another instruction of
+ * the same line makes no new location and no new stack. */
+typedef struct location_key {
+    uint32_t location; /* the id it was sent as */
+    uint32_t module, symbol, nlines;
+    rec_unwind_line lines[UW_MAX_INLINE];
+} location_key;
+
 typedef struct unwinder {
     int sock;
     Dwfl *dwfl;
@@ -90,6 +100,10 @@ typedef struct unwinder {
     zs_intern by_pc;
     pc_entry *pc_loc; /* by the PC's entry in by_pc */
     size_t npc, pc_cap;
+    /* What each location sent since the last module list says. */
+    zs_intern by_key;
+    location_key *keys;
+    size_t nkeys, keys_cap;
     /* Symbols: names are sent once, ids in the order they were sent. */
     zs_intern by_name;
     char **names;
@@ -177,6 +191,8 @@ static void load_modules(unwinder *u, int vdso_fd, uint64_t vdso_start)
      * (their names keep their ids). */
     zs_intern_free(&u->by_pc);
     u->npc = 0;
+    zs_intern_free(&u->by_key);
+    u->nkeys = 0;
     rec_cfi_clear(&u->cfi);
     rec_symbols_clear(&u->symbols);
     rec_scopes_clear(&u->scopes);
@@ -437,17 +453,37 @@ static int lines_of(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
     return rc < 0 ? -1 : rc > 0 ? 0 : n;
 }
 
-/* Sends the lines of the location just sent, when its module has them. */
-static int send_lines(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
-                      uint32_t location)
+static uint64_t hash_key(const location_key *k)
 {
-    rec_unwind_line lines[UW_MAX_INLINE];
-    int n = mod ? lines_of(u, mod, pc, symbol, lines) : 0;
-    if (n > 0) {
-        rec_unwind_head head = {UW_LINES, location};
-        send_or_exit(u->sock, &head, lines, (size_t)n * sizeof lines[0]);
+    uint64_t h = zs_fnv1a(ZS_FNV_SEED, &k->module, 3 * sizeof k->module);
+    return zs_fnv1a(h, k->lines, k->nlines * sizeof k->lines[0]);
+}
+
+static int same_key(const void *ctx, uint32_t id, const void *key)
+{
+    const location_key *a = &((const unwinder *)ctx)->keys[id], *b = key;
+    return a->module == b->module && a->symbol == b->symbol && a->nlines == b->nlines &&
+           !memcmp(a->lines, b->lines, a->nlines * sizeof a->lines[0]);
+}
+
+/* The location id of what k says: the one sent before, else a new one
+ * sent now (at pc, with its lines). -1 when out of memory. */
+static int64_t location_id(unwinder *u, location_key *k, uint64_t pc)
+{
+    uint64_t h = hash_key(k);
+    int64_t known = zs_intern_find(&u->by_key, h, same_key, u, k);
+    if (known >= 0)
+        return u->keys[known].location;
+    if (zs_grow(&u->keys, &u->keys_cap, u->nkeys + 1, sizeof *u->keys, 1024) ||
+        zs_intern_add(&u->by_key, h, (uint32_t)u->nkeys))
+        return -1;
+    k->location = send_location(u, pc, k->module, k->symbol);
+    if (k->nlines) {
+        rec_unwind_head head = {UW_LINES, k->location};
+        send_or_exit(u->sock, &head, k->lines, k->nlines * sizeof k->lines[0]);
     }
-    return n < 0 ? -1 : 0;
+    u->keys[u->nkeys++] = *k;
+    return k->location;
 }
 
 /* The location of pc, worked out once per PC: its symbol and module are
@@ -466,14 +502,16 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
     int64_t module = mod ? module_id(u, mod) : -2;
     if (module == -1)
         return NULL;
-    if (zs_grow(&u->pc_loc, &u->pc_cap, u->npc + 1, sizeof *u->pc_loc, 1024))
+    location_key k = {.module = module >= 0 ? (uint32_t)module + 1 : 0, .symbol = (uint32_t)id};
+    int n = mod ? lines_of(u, mod, pc, (uint32_t)id, k.lines) : 0;
+    if (n < 0)
         return NULL;
-    if (zs_intern_add(&u->by_pc, h, (uint32_t)u->npc))
+    k.nlines = (uint32_t)n;
+    int64_t loc = location_id(u, &k, pc);
+    if (loc < 0 || zs_grow(&u->pc_loc, &u->pc_cap, u->npc + 1, sizeof *u->pc_loc, 1024) ||
+        zs_intern_add(&u->by_pc, h, (uint32_t)u->npc))
         return NULL;
-    uint32_t in = module >= 0 ? (uint32_t)module + 1 : 0;
-    u->pc_loc[u->npc] = (pc_entry){send_location(u, pc, in, (uint32_t)id), (uint32_t)id};
-    if (send_lines(u, mod, pc, (uint32_t)id, u->pc_loc[u->npc].location))
-        return NULL;
+    u->pc_loc[u->npc] = (pc_entry){(uint32_t)loc, (uint32_t)id};
     return &u->pc_loc[u->npc++];
 }
 

@@ -131,6 +131,41 @@ static void test_stacks(void)
     rec_stacks_free(s);
 }
 
+/* The base of a new stack: the earlier stack of its process that shares
+ * the most outermost frames, however long ago it came. */
+static void test_stack_bases(void)
+{
+    rec_stacks *s = rec_stacks_new();
+    zs_frame deep[6] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}, {6, 6}};
+    int is_new;
+    size_t shared;
+    CHECK(rec_stacks_intern(s, 1, deep, 6, &is_new) == 0);
+    CHECK(rec_stacks_base(s, 0, &shared) == -1 && shared == 0);
+    for (uint64_t i = 0; i < 100; i++) { /* many stacks in between, sharing one frame */
+        zs_frame g[2] = {{1, 1}, {100 + i, 0}};
+        CHECK(rec_stacks_intern(s, 1, g, 2, &is_new) == (int64_t)(1 + i));
+        CHECK(rec_stacks_base(s, (uint64_t)(1 + i), &shared) == -1); /* 1 frame: no base */
+    }
+    zs_frame leaf[6] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}, {7, 7}};
+    CHECK(rec_stacks_intern(s, 1, leaf, 6, &is_new) == 101);
+    CHECK(rec_stacks_base(s, 101, &shared) == 0 && shared == 5);
+    CHECK(rec_stacks_intern(s, 2, leaf, 6, &is_new) == 102); /* another process: none */
+    CHECK(rec_stacks_base(s, 102, &shared) == -1);
+    zs_frame longer[7] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}, {7, 7}, {8, 8}};
+    CHECK(rec_stacks_intern(s, 2, longer, 7, &is_new) == 103);
+    CHECK(rec_stacks_base(s, 103, &shared) == 102 && shared == 6);
+    zs_frame other[3] = {{1, 1}, {2, 2}, {9, 9}};
+    CHECK(rec_stacks_intern(s, 1, other, 3, &is_new) == 104);
+    CHECK(rec_stacks_base(s, 104, &shared) == 0 && shared == 2);
+    rec_stacks_forget_pid(s, 2); /* pid 1's stacks keep their prefixes */
+    zs_frame again[7] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}, {7, 7}, {9, 9}};
+    CHECK(rec_stacks_intern(s, 1, again, 7, &is_new) == 105);
+    CHECK(rec_stacks_base(s, 105, &shared) == 101 && shared == 6);
+    CHECK(rec_stacks_intern(s, 2, again, 7, &is_new) == 106);
+    CHECK(rec_stacks_base(s, 106, &shared) == -1); /* pid 2's were forgotten */
+    rec_stacks_free(s);
+}
+
 int main(void)
 {
     test_hashes();
@@ -140,5 +175,6 @@ int main(void)
     test_hex();
     test_addrset();
     test_stacks();
+    test_stack_bases();
     CHECK_MAIN_END;
 }
