@@ -259,7 +259,13 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
         rec_say(s, "note: the real-time CPU budget ran out (every tick late); "
             "continuing at normal priority");
     }
-    return rec_output_tick(s->out, now, !last, err);
+    int switch_now = rec_signals_take_switch();
+    if (switch_now && !rec_output_rotating(s->out))
+        rec_say(s, "note: SIGUSR1 starts a new part only with rotation (--rotate, --rotate-size "
+                   "or --max-size); ignored");
+    else if (switch_now && !last)
+        rec_say(s, "SIGUSR1: closing %s, starting the next part", rec_output_path(s->out));
+    return rec_output_tick(s->out, now, !last, switch_now, err);
 }
 
 /* Everything but sampling: the samples taken are written, the targets

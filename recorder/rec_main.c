@@ -36,6 +36,7 @@ static void usage(FILE *out)
             "      --rotate SECS      start a new part (a complete recording) every SECS\n"
             "      --rotate-size SIZE start a new part when one reaches SIZE (e.g. 100M)\n"
             "      --max-size SIZE    delete the oldest parts to stay under SIZE in total\n"
+            "                         (with rotation, SIGUSR1 starts the next part at once)\n"
             "      --nonblocking      never stop the target (reads may be torn; they are\n"
             "                         detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"

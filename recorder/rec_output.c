@@ -425,12 +425,12 @@ static int rotate(rec_output *o, uint64_t end_t_us, zs_error *err)
     return 0;
 }
 
-int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, zs_error *err)
+int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, int switch_now, zs_error *err)
 {
     if (zs_writer_flush(o->writer, err))
         return -1;
     uint64_t size = zs_writer_bytes_written(o->writer);
-    int due = (o->c.rotate_bytes && size >= o->c.rotate_bytes) ||
+    int due = (switch_now && rotating(o)) || (o->c.rotate_bytes && size >= o->c.rotate_bytes) ||
               (o->c.rotate_seconds > 0 &&
                (double)(now_ns - o->part_started_ns) / 1e9 >= o->c.rotate_seconds);
     if (due && may_rotate)
@@ -459,10 +459,19 @@ void rec_output_abandon(rec_output *o)
     free(o);
 }
 
+void rec_output_discard(rec_output *o)
+{
+    char path[sizeof o->path];
+    snprintf(path, sizeof path, "%s", o->path);
+    rec_output_abandon(o);
+    unlink(path);
+}
+
 const char *rec_output_path(const rec_output *o) { return o->path; }
 uint64_t rec_output_bytes(const rec_output *o)
 {
     return o->closed_bytes + (o->writer ? zs_writer_bytes_written(o->writer) : 0);
 }
+int rec_output_rotating(const rec_output *o) { return rotating(o); }
 size_t rec_output_stacks(const rec_output *o) { return o->stacks ? rec_stacks_count(o->stacks) : 0; }
 unsigned rec_output_parts(const rec_output *o) { return o->part; }

@@ -67,13 +67,19 @@ int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *f
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
                      const char *message, zs_error *err);
 int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err);
-/* Once a second: cut a zstd frame; rotate when due and allowed (not on the
- * last tick, which would leave an empty part). */
-int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, zs_error *err);
+/* Once a second: cut a zstd frame; rotate when due (or asked: switch_now,
+ * SIGUSR1) and allowed (not on the last tick, which would leave an empty
+ * part). */
+int rec_output_tick(rec_output *o, uint64_t now_ns, int may_rotate, int switch_now, zs_error *err);
+/* Whether it writes parts (rotation): only then can switch_now start one. */
+int rec_output_rotating(const rec_output *o);
 /* Each part's trailer counts its own samples and skipped ticks. */
 int rec_output_close(rec_output *o, uint64_t end_t_us, zs_error *err);
 /* After a failed write: closes without a trailer; the file stays valid. */
 void rec_output_abandon(rec_output *o);
+/* Abandons it and removes its file: nothing was sampled into it (the
+ * start-up failed), so it would only be an empty recording left behind. */
+void rec_output_discard(rec_output *o);
 
 const char *rec_output_path(const rec_output *o);  /* the current part */
 uint64_t rec_output_bytes(const rec_output *o);    /* all parts, on disk */

@@ -212,7 +212,7 @@ static void release_targets(session *s, int go)
 int rec_session_run(const rec_options *o, zs_error *err)
 {
     session s = {.o = o};
-    int rc = -1, go = -1;
+    int rc = -1, go = -1, sampling = 0;
     sched_getaffinity(0, sizeof s.home, &s.home);
     s.follow_cpu = !o->nonblocking && !o->no_follow_cpu;
     if (prepare_targets(&s, &go, err) || rec_signals_stop_requested())
@@ -243,7 +243,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
     }
     rec_say(&s, "sampling %zu process%s at %g Hz into %s", s.active, s.active == 1 ? "" : "es",
         o->rate_hz, rec_output_path(s.out));
-    if (rec_output_tick(s.out, rec_now_ns(), 0, err))
+    if (rec_output_tick(s.out, rec_now_ns(), 0, 0, err))
         goto out;
     raise_priority(&s);
     if (s.top)
@@ -255,6 +255,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
     } else if (o->command) {
         rec_ptrace_resume(&s.slots[0]->tracee);
     }
+    sampling = 1;
     if (rec_loop_run(&s, err))
         goto out;
     if (rec_signals_stop_requested())
@@ -271,6 +272,8 @@ out:
     if (s.out && rc == 0) {
         rec_report_end(&s);
         rc = rec_output_close(s.out, rec_since_start_us(&s, rec_now_ns()), err);
+    } else if (s.out && !sampling) {
+        rec_output_discard(s.out); /* refused before any sample: no file left behind */
     } else if (s.out) {
         if (rec_output_bytes(s.out))
             fprintf(stderr, "%s: what was recorded before the error stays valid in %s\n", REC_PROG,

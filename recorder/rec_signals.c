@@ -7,8 +7,14 @@
 /* Async-signal state: a C program truly needs this much global state. */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t demoted;
+static volatile sig_atomic_t switches; /* SIGUSR1s received (wraps: only changes count) */
 
 static void on_stop_signal(int sig) { stop_requested = sig; }
+static void on_switch_signal(int sig)
+{
+    (void)sig;
+    switches++;
+}
 
 /* RLIMIT_RTTIME's soft limit: the loop ran 200 ms on the CPU without
  * sleeping (every tick late on a saturated host). The guard is there to
@@ -30,6 +36,8 @@ void rec_signals_install(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_switch_signal;
+    sigaction(SIGUSR1, &sa, NULL);
     sa.sa_handler = on_cpu_limit;
     sigaction(SIGXCPU, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -44,9 +52,18 @@ void rec_signals_install(void)
 int rec_signals_stop_requested(void) { return stop_requested; }
 int rec_signals_demoted(void) { return demoted; }
 
+int rec_signals_take_switch(void)
+{
+    static sig_atomic_t seen;
+    sig_atomic_t now = switches;
+    int asked = now != seen;
+    seen = now;
+    return asked;
+}
+
 void rec_signals_reset_for_exec(void)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGXFSZ, SIGCHLD, SIGPIPE};
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGXCPU, SIGXFSZ, SIGCHLD, SIGPIPE};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
     sigset_t none;

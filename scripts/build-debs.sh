@@ -28,7 +28,7 @@ run() {
 }
 # CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: cpack installs the two programs built
 # below, without building the tests' targets first.
-run cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DZS_STATIC_RECORDER=ON \
+run cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DZS_STATIC_RECORDER=ON -DCMAKE_INSTALL_PREFIX=/usr \
   -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON
 run cmake --build "$build" -j"$jobs" --target zeek-spy-record zeek-spy-convert
 if ldd "$build/zeek-spy-record" >/dev/null 2>&1; then

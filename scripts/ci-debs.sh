@@ -126,6 +126,9 @@ try "the man pages in the chroot" \
       test -s $f || { echo "no $f"; exit 1; }
       dpkg -S $f | grep -q "^$p:" || { echo "$f not owned by $p"; exit 1; }
     done'
+try "the systemd unit in the chroot" \
+  in_root 'f=$(dpkg -L zeek-spy-record | grep "/systemd/system/zeek-spy-record.service$")
+    grep -qx "ExecStart=/usr/bin/zeek-spy-record --all .*" $f || { cat $f; exit 1; }'
 try "converting the host's recording to a summary in the chroot" \
   in_root 'zeek-spy-convert -q -f summary host.zspy >host.txt
     grep -q "HTTP::parse_request" host.txt || { cat host.txt; exit 1; }'

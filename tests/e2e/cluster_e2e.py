@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """End-to-end tests of production use: several zeek processes in one
 recording (one killed and restarted mid-run), rotation under a size cap,
+parts switched by SIGUSR1, the systemd unit's commands,
 time windows (offset, wall clock, Zeek network time) against the ground
 truth, node labels, and --info on a cut-short recording.
 
-    cluster_e2e.py BUILD_DIR all|rotation|window|info|container
+    cluster_e2e.py BUILD_DIR all|rotation|switch|service|window|info|container
 """
 import glob
 import os
@@ -91,6 +92,101 @@ def test_rotation(env):
     print("  the %d parts merged: %s samples" % (len(parts), m.group(1)))
     target.terminate()
     target.wait()
+
+
+def samples_of(env, path):
+    c = run([env.convert, "--no-cache", "-q", "-f", "summary", path])
+    m = re.search(r"(\d+) samples over", c.stdout)
+    if c.returncode != 0 or not m:
+        fail("%s does not convert: %s" % (path, c.stderr.strip()))
+    return int(m.group(1))
+
+
+def test_switch(env):
+    """SIGUSR1 closes the part being written at once (perf's
+    --switch-output=signal): with rotation every part is a complete
+    recording and none of the samples is lost; without, it is ignored with a
+    note and the one recording goes on."""
+    import signal
+    target = e2e.start_target(env, 30)
+    base = env.path("switch.zspy")
+    rec = subprocess.Popen([env.record, "-p", str(target.pid), "-r", "200", "--rotate", "3600",
+                            "-o", base], stderr=subprocess.PIPE, text=True)
+    for _ in range(2):
+        time.sleep(2.5)
+        rec.send_signal(signal.SIGUSR1)
+    time.sleep(2.5)
+    rec.send_signal(signal.SIGTERM)
+    err = rec.communicate(timeout=30)[1]
+    if rec.returncode != 0:
+        fail("recorder exited %d after SIGUSR1: %s" % (rec.returncode, err))
+    parts = sorted(glob.glob(env.path("switch-*.zspy")))
+    counts = [samples_of(env, p) for p in parts]
+    m = re.search(r"wrote .*: (\d+) samples", err)
+    print("  2 x SIGUSR1 with --rotate 3600: %d parts, %s samples (recorder: %s)"
+          % (len(parts), counts, m.group(1) if m else "?"))
+    if len(parts) != 3 or min(counts) < 200:
+        fail("expected 3 parts of about 500 samples each, got %s" % counts)
+    if err.count("SIGUSR1: closing") != 2:
+        fail("the recorder did not say it switched twice: " + err)
+    if m and sum(counts) != int(m.group(1)):
+        fail("the parts hold %d samples, the recorder wrote %s" % (sum(counts), m.group(1)))
+    single = env.path("single.zspy")
+    rec = subprocess.Popen([env.record, "-p", str(target.pid), "-r", "200", "-o", single],
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    rec.send_signal(signal.SIGUSR1)
+    time.sleep(2)
+    rec.send_signal(signal.SIGTERM)
+    err = rec.communicate(timeout=30)[1]
+    if rec.returncode != 0 or "ignored" not in err:
+        fail("without rotation SIGUSR1 should be ignored with a note: exit %d, %s"
+             % (rec.returncode, err))
+    n = samples_of(env, single)
+    print("  SIGUSR1 without rotation: ignored with a note, one recording of %d samples" % n)
+    if n < 400:
+        fail("the recording without rotation holds only %d samples" % n)
+    target.terminate()
+    target.wait()
+
+
+def unit_command(unit, key):
+    for line in open(unit):
+        if line.startswith(key + "="):
+            return line.split("=", 1)[1].split()
+    fail("%s has no %s" % (unit, key))
+
+
+def test_service(env):
+    """The systemd unit as installed (build/zeek-spy-record.service): its
+    ExecStart records every zeek (--all) into parts in its working
+    directory at its rate; its ExecReload closes the part at once."""
+    import shutil
+    import signal
+    unit = os.path.join(env.build, "zeek-spy-record.service")
+    start, reload = unit_command(unit, "ExecStart"), unit_command(unit, "ExecReload")
+    if os.path.basename(start[0]) != "zeek-spy-record" or "--all" not in start:
+        fail("ExecStart is not zeek-spy-record --all: %s" % start)
+    if reload[1:] != ["-USR1", "$MAINPID"]:
+        fail("ExecReload does not send SIGUSR1: %s" % reload)
+    state = env.path("state")
+    os.mkdir(state)
+    target = e2e.start_target(env, 20)
+    rec = subprocess.Popen([env.record] + start[1:] + ["-d", "6"], cwd=state,
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    subprocess.run([shutil.which(reload[0]) or reload[0], "-USR1", str(rec.pid)], check=True)
+    err = rec.communicate(timeout=30)[1]
+    target.terminate()
+    target.wait()
+    if rec.returncode != 0:
+        fail("the unit's command exited %d: %s" % (rec.returncode, err))
+    parts = sorted(glob.glob(os.path.join(state, "*.zspy")))
+    counts = [samples_of(env, p) for p in parts]
+    rate = float(start[start.index("-r") + 1])
+    print("  %s, 6 s, reloaded at 3 s: %d parts of %s samples" % (" ".join(start[1:]), len(parts), counts))
+    if len(parts) != 2 or min(counts) < 2 * rate:
+        fail("expected 2 parts of about %d samples, got %s" % (3 * rate, counts))
 
 
 def shares_in_window(env, rec, truth, args, what):
@@ -214,8 +310,9 @@ def main():
     env = e2e.Env(build, "8.0")
     if run(["go", "version"]).returncode != 0:
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
-    {"all": test_all, "rotation": test_rotation, "window": test_window, "info": test_info,
-     "container": test_container}[test](env)
+    {"all": test_all, "rotation": test_rotation, "switch": test_switch, "service": test_service,
+     "window": test_window,
+     "info": test_info, "container": test_container}[test](env)
     print("PASS " + test)
 
 

@@ -140,9 +140,10 @@ def main():
                     n += 1
                     took = run_case(env, res, case, gen, launch, n)
                     worst = max(worst, took or 0)
-                    for p in (case.output,):
-                        if p != existing and os.path.exists(p):
-                            os.unlink(p)
+                    if case.output != existing and os.path.exists(case.output):
+                        res.check(False, "%s (%s, %s): the refused recording left %s behind"
+                                  % (case.name, gen, "launch" if launch else "attach", case.output))
+                        os.unlink(case.output)
     finally:
         for m in (ro, full):
             subprocess.run(["umount", m], capture_output=True)

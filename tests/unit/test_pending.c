@@ -174,7 +174,7 @@ static void test_ids_per_part(void)
     snprintf(first, sizeof first, "%s", rec_output_path(o));
 
     /* A new part: its ids start again from 0, in the order first used there. */
-    CHECK(rec_output_tick(o, 2000000000, 1, &err) == 0);
+    CHECK(rec_output_tick(o, 2000000000, 1, 0, &err) == 0);
     CHECK(rec_output_parts(o) == 2);
     CHECK(rec_output_native_known(o, t.pid, 3, &id) == 0);
     CHECK(rec_output_native(o, t.pid, &three, &id, &err) == 0 && id == 0);
