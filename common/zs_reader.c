@@ -27,7 +27,7 @@ struct zs_reader {
     uint64_t frame_offset; /* file offset where the current frame began */
     size_t pos;            /* next record within frame */
     int at_end;
-    int truncated;
+    int truncated, unfinished;
     uint64_t truncated_offset;
 
     int seen_preamble;
@@ -141,14 +141,22 @@ static int refill(zs_reader *r, zs_error *err)
     return 0;
 }
 
-/* Decompresses the next whole zstd frame into r->frame. 1: a frame (maybe
- * cut short, then r->truncated), 0: no more frames, -1: error. */
+/* What libzstd's streaming decoder asks for next when it stands between
+ * two blocks with nothing left over: the next block's 3-byte header (RFC
+ * 8878, 3.1.1.2). */
+enum { ZSTD_NEXT_AT_BLOCK_START = 3 };
+
+/* Decompresses the next whole zstd frame into r->frame. 1: a frame, 0: no
+ * more frames, -1: error. A frame the file ends in (the recorder's open
+ * frame: it did not finish) is r->unfinished, and also r->truncated when
+ * it ends inside a block (a write cut short). */
 static int load_frame(zs_reader *r, zs_error *err)
 {
     r->frame.len = 0;
     r->pos = 0;
     r->frame_offset = r->consumed;
     int started = 0;
+    size_t wants = 0;
     for (;;) {
         if (r->input.pos == r->input.size) {
             if (refill(r, err))
@@ -156,8 +164,11 @@ static int load_frame(zs_reader *r, zs_error *err)
             if (r->input.pos == r->input.size) {
                 if (!started)
                     return 0;
-                r->truncated = 1;
-                r->truncated_offset = r->frame_offset;
+                r->unfinished = 1;
+                if (r->frame.len == 0 || wants != ZSTD_NEXT_AT_BLOCK_START) {
+                    r->truncated = 1;
+                    r->truncated_offset = r->frame_offset;
+                }
                 return 1;
             }
         }
@@ -182,6 +193,7 @@ static int load_frame(zs_reader *r, zs_error *err)
         }
         if (ret == 0)
             return 1;
+        wants = ret;
     }
 }
 
@@ -193,7 +205,7 @@ static int corrupt(zs_reader *r, const char *what, zs_error *err)
 
 static int read_preamble(zs_reader *r, zs_error *err)
 {
-    if (r->truncated && r->frame.len < ZS_MAGIC_LEN + 1)
+    if (r->unfinished && r->frame.len < ZS_MAGIC_LEN + 1)
         return zs_fail(err, ZS_E_TRUNCATED,
                        "%s: offset 0: cut short inside its first zstd frame; nothing to recover",
                        r->name);
@@ -561,7 +573,7 @@ int zs_reader_next(zs_reader *r, zs_record *rec, zs_error *err)
         if (r->at_end)
             return 0;
         if (r->pos >= r->frame.len) {
-            if (r->truncated) {
+            if (r->unfinished) {
                 r->at_end = 1;
                 return 0;
             }
@@ -585,7 +597,9 @@ int zs_reader_next(zs_reader *r, zs_record *rec, zs_error *err)
         const uint8_t *payload;
         if (zs_get_u8(&c, &type) || zs_get_varint(&c, &len) ||
             zs_get_bytes(&c, (size_t)(len > SIZE_MAX ? SIZE_MAX : len), &payload)) {
-            if (r->truncated) { /* the cut-off end of the last frame */
+            if (r->unfinished) { /* the cut-off end of the last frame */
+                r->truncated = 1;
+                r->truncated_offset = r->frame_offset;
                 r->at_end = 1;
                 return 0;
             }

@@ -9,8 +9,16 @@
 
 #include "zs_codec.h"
 
-/* Flushing early keeps the buffer from ever growing on the sampling path. */
-enum { FLUSH_AT = 256 << 10, INITIAL_CAP = 1 << 20, ZSTD_LEVEL = 3 };
+/* Flushing early keeps the buffer from ever growing on the sampling path.
+ * A zstd frame stays open across flushes (each flush makes everything
+ * written so far decodable, so a killed recorder loses only what it had
+ * not flushed) and ends after FRAME_RAW_MAX bytes of records: later
+ * records are compressed against the earlier ones of their frame (a real
+ * zeek's names and stacks repeat), where a frame a second, compressed
+ * alone, made recordings a quarter bigger. */
+enum { FLUSH_AT = 256 << 10, INITIAL_CAP = 1 << 20, ZSTD_LEVEL = 3, FRAME_RAW_MAX = 8 << 20 };
+_Static_assert(FRAME_RAW_MAX + 2 * FLUSH_AT <= ZS_MAX_FRAME_BYTES,
+               "a frame decompresses within what a reader takes");
 
 struct zs_writer {
     int fd;
@@ -24,7 +32,9 @@ struct zs_writer {
     uint64_t pend_dt[ZS_SAMPLE_BATCH];
     uint64_t pend_id[ZS_SAMPLE_BATCH];
     size_t npend;
-    uint64_t written; /* bytes of complete frames on disk */
+    uint64_t written;   /* bytes on disk, all of them decodable */
+    uint64_t frame_raw; /* bytes of records in the open frame */
+    int broken;         /* a write failed: the compressor is ahead of the file */
 };
 
 zs_writer *zs_writer_create(const char *path, uid_t uid, gid_t gid, zs_error *err)
@@ -317,31 +327,50 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-int zs_writer_flush(zs_writer *w, zs_error *err)
+/* Compresses the buffer into the open frame, flushed (end: the frame
+ * ended too), and writes it out in one write. */
+static int compress_out(zs_writer *w, int end, zs_error *err)
 {
-    if (emit_samples(w, err))
-        return -1;
-    if (w->buf.len == 0)
-        return 0;
-    size_t bound = ZSTD_compressBound(w->buf.len);
+    if (w->broken)
+        return zs_fail(err, ZS_E_OUTPUT, "%s: an earlier write failed", w->path);
+    ZSTD_inBuffer in = {w->buf.data, w->buf.len, 0};
     w->out.len = 0;
-    if (zs_buf_reserve(&w->out, bound))
-        return zs_fail(err, ZS_E_NOMEM, "%s: compression buffer", w->path);
-    size_t n = ZSTD_compress2(w->cctx, w->out.data, bound, w->buf.data, w->buf.len);
-    if (ZSTD_isError(n))
-        return zs_fail(err, ZS_E_OUTPUT, "%s: zstd: %s", w->path, ZSTD_getErrorName(n));
-    if (write_all(w->fd, w->out.data, n)) {
+    size_t left;
+    do {
+        if (zs_buf_reserve(&w->out, ZSTD_compressBound(in.size - in.pos) + ZSTD_CStreamOutSize()))
+            return zs_fail(err, ZS_E_NOMEM, "%s: compression buffer", w->path);
+        ZSTD_outBuffer out = {w->out.data, w->out.cap, w->out.len};
+        left = ZSTD_compressStream2(w->cctx, &out, &in, end ? ZSTD_e_end : ZSTD_e_flush);
+        if (ZSTD_isError(left))
+            return zs_fail(err, ZS_E_OUTPUT, "%s: zstd: %s", w->path, ZSTD_getErrorName(left));
+        w->out.len = out.pos;
+    } while (left != 0 || in.pos < in.size);
+    if (write_all(w->fd, w->out.data, w->out.len)) {
         int e = errno;
-        /* Cut the partial frame off so the file stays a valid recording. */
+        /* Cut the partial write off: what is on disk stays decodable. */
         if (ftruncate(w->fd, (off_t)w->written) == 0)
             lseek(w->fd, (off_t)w->written, SEEK_SET);
+        w->broken = 1;
         return zs_fail(err, ZS_E_OUTPUT, "%s: write failed at offset %llu: %s", w->path,
                        (unsigned long long)w->written, strerror(e ? e : ENOSPC));
     }
-    w->written += n;
+    w->written += w->out.len;
+    w->frame_raw = end ? 0 : w->frame_raw + w->buf.len;
     w->buf.len = 0;
     return 0;
 }
+
+static int flush(zs_writer *w, int end, zs_error *err)
+{
+    if (emit_samples(w, err))
+        return -1;
+    if (w->buf.len == 0 && (!end || w->frame_raw == 0))
+        return 0;
+    return compress_out(w, end || w->frame_raw + w->buf.len >= FRAME_RAW_MAX, err);
+}
+
+int zs_writer_flush(zs_writer *w, zs_error *err) { return flush(w, 0, err); }
+int zs_writer_end_frame(zs_writer *w, zs_error *err) { return flush(w, 1, err); }
 
 int zs_writer_close(zs_writer *w, uint64_t samples, uint64_t skipped, uint64_t end_t_us,
                     zs_error *err)
@@ -355,7 +384,7 @@ int zs_writer_close(zs_writer *w, uint64_t samples, uint64_t skipped, uint64_t e
         zs_put_varint(&w->buf, skipped);
         zs_put_varint(&w->buf, end_t_us);
         end_record(w, at);
-        rc = zs_writer_flush(w, err);
+        rc = compress_out(w, 1, err);
     }
     if (rc == 0 && fsync(w->fd) != 0 && errno != EINVAL)
         rc = zs_fail(err, ZS_E_OUTPUT, "%s: fsync: %s", w->path, strerror(errno));

@@ -1,6 +1,7 @@
 /* Appends records to a recording. Records collect in memory and go to disk
- * as one zstd frame per zs_writer_flush (the recorder flushes every second),
- * so a killed recorder loses at most the unflushed part. */
+ * at each zs_writer_flush (the recorder flushes every second), compressed
+ * into a zstd frame that stays open across flushes and is decodable up to
+ * the last one, so a killed recorder loses at most the unflushed part. */
 #ifndef ZS_WRITER_H
 #define ZS_WRITER_H
 
@@ -41,13 +42,15 @@ int zs_writer_location(zs_writer *w, uint32_t pid, const zs_native_location *l, 
 int zs_writer_lines(zs_writer *w, uint32_t pid, const zs_native_lines *l, zs_error *err);
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err);
-/* Writes everything buffered as one complete zstd frame. */
+/* Writes everything buffered, decodable; the frame may stay open. */
 int zs_writer_flush(zs_writer *w, zs_error *err);
+/* The same, and ends the frame: the next records start a new one. */
+int zs_writer_end_frame(zs_writer *w, zs_error *err);
 /* Writes the trailer, flushes and closes; frees w even on failure. */
 int zs_writer_close(zs_writer *w, uint64_t samples, uint64_t skipped, uint64_t end_t_us,
                     zs_error *err);
-/* Closes without a trailer (after a write error); removes the file when no
- * frame was ever written to it. */
+/* Closes without a trailer (after a write error); removes the file when
+ * nothing was ever written to it. */
 void zs_writer_abandon(zs_writer *w);
 
 uint64_t zs_writer_bytes_written(const zs_writer *w);

@@ -1097,13 +1097,13 @@ int main(int argc, char **argv)
             if (zs_writer_event(wr, t, 0, ZS_EV_SKIPPED, lost, "", &err))
                 goto fail;
         }
-        if ((i + 1) % o.flush_every == 0 && zs_writer_flush(wr, &err))
+        if ((i + 1) % o.flush_every == 0 && zs_writer_end_frame(wr, &err))
             goto fail;
     }
     if (zs_writer_event(wr, t, PID, ZS_EV_DETACHED, 0, "", &err))
         goto fail;
     if (o.no_trailer) {
-        if (zs_writer_flush(wr, &err))
+        if (zs_writer_end_frame(wr, &err))
             goto fail;
         zs_writer_abandon(wr);
         wr = NULL;

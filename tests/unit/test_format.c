@@ -146,7 +146,7 @@ static int write_script(const char *path, int every_record, script *s)
     do {                                                                           \
         rc |= (call);                                                              \
         if (every_record)                                                          \
-            rc |= zs_writer_flush(w, &err);                                        \
+            rc |= zs_writer_end_frame(w, &err);                                        \
     } while (0)
 
     size_t nh = sizeof header_kv / sizeof header_kv[0];
@@ -176,7 +176,7 @@ static int write_script(const char *path, int every_record, script *s)
     }
     /* Samples wait in the writer as one SAMPLES batch until a flush: flush
      * so that they come out before the records that follow. */
-    rc |= zs_writer_flush(w, &err);
+    rc |= zs_writer_end_frame(w, &err);
 
     ADD(.type = ZS_REC_SNAPSHOT, .pid = 4242, .a = 0x55d4c3a10040, .bytes = big_snapshot, .len = 0);
     STEP(zs_writer_snapshot(w, 4242, 0x55d4c3a10040, big_snapshot, 0, &err));
@@ -400,7 +400,7 @@ static void test_many_frames(void)
     for (uint64_t i = 0; i < N; i++) {
         zs_writer_sample(w, i * 4000 + i % 7, 0, &err);
         if (i % 50 == 49)
-            zs_writer_flush(w, &err);
+            zs_writer_end_frame(w, &err);
     }
     CHECK(zs_writer_close(w, N, 0, 0, &err) == 0);
     r = zs_reader_open(path, &err);
@@ -445,7 +445,7 @@ static void test_writer_limits(void)
         CHECK(err.code == ZS_E_TARGET && strstr(err.detail, "out of range") != NULL);
     }
     /* A flushed file stays when abandoned (one never written to goes). */
-    CHECK(zs_writer_flush(w, &err) == 0);
+    CHECK(zs_writer_end_frame(w, &err) == 0);
     zs_writer_abandon(w);
 
     /* Never overwrites. */
@@ -598,7 +598,7 @@ static void frames_recording(const char *path, int nframes, uint64_t *offsets, i
             zs_writer_sample(w, t += 4000, 0, &err);
         zs_writer_snapshot(w, 1, 0x1000 * (uint64_t)f, big_snapshot + f, 3000, &err);
         if (f < nframes - 1 || !trailer)
-            zs_writer_flush(w, &err);
+            zs_writer_end_frame(w, &err);
     }
     if (trailer)
         zs_writer_close(w, 100 * (uint64_t)nframes, 0, t, &err);
@@ -986,6 +986,68 @@ static void test_truncated(void)
     free(data);
 }
 
+/* Reads path (or its first len bytes from data) to the end: counts. */
+static int read_counts(const uint8_t *data, size_t len, size_t *samples, int *trailer,
+                       int *truncated)
+{
+    zs_error err = {0};
+    zs_reader *r = zs_reader_open_memory(data, len, "open-frame", &err);
+    if (!r)
+        return -1;
+    zs_record rec;
+    int got;
+    *samples = 0;
+    *trailer = 0;
+    while ((got = zs_reader_next(r, &rec, &err)) > 0) {
+        *samples += rec.type == ZS_REC_SAMPLE;
+        *trailer |= rec.type == ZS_REC_TRAILER;
+    }
+    *truncated = zs_reader_truncated(r, NULL);
+    zs_reader_close(r);
+    return got;
+}
+
+/* The recorder's frame stays open across flushes: what a killed recorder
+ * left (its last flush complete) reads whole, not cut short; a write cut
+ * inside a block is cut short, the flushes before it kept; closed, the
+ * recording is one complete frame. */
+static void test_open_frame(void)
+{
+    zs_error err = {0};
+    const char *path = tmp_path("open.zspy");
+    zs_writer *w = zs_writer_create(path, (uid_t)-1, (gid_t)-1, &err);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    CHECK(zs_writer_header(w, header_kv, 2, &err) == 0);
+    CHECK(zs_writer_stack(w, 0, 1, some_frames, 5, &err) == 0);
+    uint64_t flushed[3];
+    for (int f = 0; f < 3; f++) {
+        for (int i = 0; i < 100; i++)
+            CHECK(zs_writer_sample(w, 4000, 0, &err) == 0);
+        CHECK(zs_writer_flush(w, &err) == 0);
+        flushed[f] = zs_writer_bytes_written(w);
+    }
+    size_t len, samples;
+    int trailer, truncated;
+    uint8_t *data = read_file(path, &len);
+    CHECK(data && len == flushed[2]);
+    CHECK(ZSTD_isError(ZSTD_findFrameCompressedSize(data, len))); /* one frame, not ended */
+    CHECK(read_counts(data, len, &samples, &trailer, &truncated) == 0);
+    CHECK(samples == 300 && !trailer && !truncated);
+    CHECK(read_counts(data, flushed[1], &samples, &trailer, &truncated) == 0);
+    CHECK(samples == 200 && !trailer && !truncated);
+    CHECK(read_counts(data, len - 2, &samples, &trailer, &truncated) == 0);
+    CHECK(samples >= 200 && samples < 300 && truncated);
+    free(data);
+    CHECK(zs_writer_close(w, 300, 0, 0, &err) == 0);
+    data = read_file(path, &len);
+    CHECK(data && ZSTD_findFrameCompressedSize(data, len) == len);
+    CHECK(read_counts(data, len, &samples, &trailer, &truncated) == 0);
+    CHECK(samples == 300 && trailer && !truncated);
+    free(data);
+}
+
 static void test_unknown_records(void)
 {
     zs_buf b = {0};
@@ -1097,6 +1159,7 @@ int main(void)
     test_corrupt_frame();
     test_record_past_frame();
     test_truncated();
+    test_open_frame();
     test_bad_native_records();
     test_bad_lines_records();
     test_unknown_records();
