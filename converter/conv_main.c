@@ -51,6 +51,8 @@ typedef struct options {
     zs_notes notes; /* where the library's warnings and progress go */
     char **recordings;
     int nrecordings;
+    char **bases; /* --base: the recordings to compare with */
+    int nbases;
 } options;
 
 static void usage(FILE *out)
@@ -68,6 +70,10 @@ static void usage(FILE *out)
             "      --reverse         svg: innermost frames at the root (the top), callers\n"
             "                        below them\n"
             "      --top N           rows in the summary (default 20, 0 = all)\n"
+            "      --base FILE       a differential profile against this recording\n"
+            "                        (repeatable: several make one base): svg colours each\n"
+            "                        frame by the change of its share (red grew, blue\n"
+            "                        shrank), summary adds the largest changes in points\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
             "      --from TIME       only samples at or after TIME: seconds from the start\n"
@@ -94,7 +100,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
-           OPT_REVERSE, OPT_INTERPRETER_FRAMES };
+           OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -105,6 +111,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"node", required_argument, 0, OPT_NODE}, {"info", no_argument, 0, OPT_INFO},
         {"reverse", no_argument, 0, OPT_REVERSE},
         {"interpreter-frames", no_argument, 0, OPT_INTERPRETER_FRAMES},
+        {"base", required_argument, 0, OPT_BASE},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -138,6 +145,13 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         case OPT_INFO: o->info = 1; break;
         case OPT_REVERSE: o->write.reverse = 1; break;
         case OPT_INTERPRETER_FRAMES: o->interpreter_frames = 1; break;
+        case OPT_BASE: {
+            char **more = realloc(o->bases, (size_t)(o->nbases + 1) * sizeof *more);
+            if (!more) return zs_fail(err, ZS_E_NOMEM, "--base");
+            o->bases = more;
+            o->bases[o->nbases++] = optarg;
+            break;
+        }
         case OPT_CACHE: o->cache_path = optarg; break;
         case OPT_NO_CACHE: o->no_cache = 1; break;
         case 'q': o->quiet = 1; break;
@@ -157,6 +171,9 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
     if (o->write.reverse && o->format != FORMAT_SVG)
         return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
+    if (o->nbases && o->format != FORMAT_SVG && o->format != FORMAT_SUMMARY)
+        return zs_fail(err, ZS_E_USAGE, "--base is for -f svg or -f summary (for pprof, convert "
+                       "each and use go tool pprof -diff_base OLD.pb.gz NEW.pb.gz)");
     if (!o->output)
         o->output = formats[o->format].default_output;
     return 0;
@@ -288,12 +305,45 @@ out:
     return rc;
 }
 
+/* The recordings' profiles merged into one; a bad one among several is
+ * named, counted in *failures and skipped. NULL on failure (err says). */
+static conv_profile *merged(const options *o, conv_cache *cache, char **paths, int n, int *failures,
+                            zs_error *err)
+{
+    conv_profile *all = NULL;
+    for (int i = 0; i < n; i++) {
+        conv_profile *one = NULL;
+        if (profile_of(o, cache, paths[i], &one, err)) {
+            if (n == 1)
+                return NULL;
+            zs_error_print(PROG, err);
+            err->code = ZS_OK;
+            (*failures)++;
+            continue;
+        }
+        if (!all) { /* the first profile is taken as it is, not copied */
+            all = one;
+            continue;
+        }
+        int rc = conv_profile_merge(all, one);
+        conv_profile_free(one);
+        if (rc) {
+            zs_fail(err, ZS_E_NOMEM, "merging %s", paths[i]);
+            conv_profile_free(all);
+            return NULL;
+        }
+    }
+    if (!all)
+        zs_fail(err, ZS_E_IO, "no recording could be read"); /* each said why */
+    return all;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
     zs_error err = {0};
     conv_cache *cache = NULL;
-    conv_profile *all = NULL;
+    conv_profile *all = NULL, *base = NULL;
     int failures = 0, status = 1;
 
     if (parse_args(argc, argv, &o, &err))
@@ -309,31 +359,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
     }
-    for (int i = 0; i < o.nrecordings; i++) {
-        conv_profile *one = NULL;
-        if (profile_of(&o, cache, o.recordings[i], &one, &err)) {
-            if (o.nrecordings == 1)
-                goto out;
-            /* A bad part among several is named and the rest converted. */
-            zs_error_print(PROG, &err);
-            err.code = ZS_OK;
-            failures++;
-            continue;
-        }
-        if (!all) { /* the first profile is taken as it is, not copied */
-            all = one;
-            continue;
-        }
-        int rc = conv_profile_merge(all, one);
-        conv_profile_free(one);
-        if (rc) {
-            zs_fail(&err, ZS_E_NOMEM, "merging %s", o.recordings[i]);
-            goto out;
-        }
-    }
-    if (failures == o.nrecordings) {
-        zs_fail(&err, ZS_E_IO, "no recording could be read"); /* each said why */
+    if (!(all = merged(&o, cache, o.recordings, o.nrecordings, &failures, &err)))
         goto out;
+    if (o.nbases) {
+        int base_failures = 0;
+        if (!(base = merged(&o, cache, o.bases, o.nbases, &base_failures, &err)))
+            goto out;
+        failures += base_failures;
+        o.write.base = base;
     }
     if (!o.quiet && filtered(&o) && all->meta.samples == 0)
         fprintf(stderr, "%s: warning: no samples match the --pid/--from/--to filter; the profile is empty\n", PROG);
@@ -347,6 +380,8 @@ out:
     if (err.code)
         zs_error_print(PROG, &err);
     conv_profile_free(all);
+    conv_profile_free(base);
+    free(o.bases);
     conv_cache_close(cache);
     conv_filter_free(&o.filter);
     return status && err.code == ZS_E_USAGE ? 2 : status;

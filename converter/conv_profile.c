@@ -413,3 +413,23 @@ out:
 }
 
 int conv_function_is_native(const conv_function *f) { return f->native; }
+
+uint64_t conv_profile_tally(const conv_profile *p, uint64_t *flat, uint64_t *cum)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const conv_stack *s = &p->stacks[i];
+        total += s->count;
+        for (uint32_t k = 0; k < s->nlocs; k++) {
+            uint32_t f = p->locations[s->locs[k]].function;
+            int seen = 0;
+            for (uint32_t j = 0; j < k && !seen; j++)
+                seen = p->locations[s->locs[j]].function == f;
+            if (!seen)
+                cum[f] += s->count;
+            if (k + 1 == s->nlocs)
+                flat[f] += s->count;
+        }
+    }
+    return total;
+}

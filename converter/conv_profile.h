@@ -127,6 +127,10 @@ int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, 
  * src's timeline, if it has one, is moved into dst's (renumbered in place,
  * so that 10 million samples are not held twice): src loses it. */
 int conv_profile_merge(conv_profile *dst, conv_profile *src);
+/* Each function's samples: flat[f] where it is the innermost frame,
+ * cum[f] where it is on the stack (once per sample, recursion or not);
+ * both arrays of nfunctions, zeroed by the caller. Returns the samples. */
+uint64_t conv_profile_tally(const conv_profile *p, uint64_t *flat, uint64_t *cum);
 
 /* Sets *s to a malloc'd copy of v (NULL stays NULL); 0 or -1. */
 int conv_set_string(char **s, const char *v);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_diff.h"
 #include "conv_shorten.h"
 
 /* The function column's bound: a C++ name still longer once shortened (a
@@ -24,26 +25,6 @@ static int by_flat_then_cum(const void *a, const void *b)
     if (x->cum != y->cum)
         return x->cum < y->cum ? 1 : -1;
     return x->function < y->function ? -1 : x->function > y->function;
-}
-
-/* Counts each function once per stack for cum (recursion must not count a
- * sample twice). */
-static void tally(const conv_profile *p, row *rows, uint64_t *total)
-{
-    for (size_t i = 0; i < p->nstacks; i++) {
-        const conv_stack *s = &p->stacks[i];
-        *total += s->count;
-        for (uint32_t k = 0; k < s->nlocs; k++) {
-            uint32_t f = p->locations[s->locs[k]].function;
-            int seen = 0;
-            for (uint32_t j = 0; j < k && !seen; j++)
-                seen = p->locations[s->locs[j]].function == f;
-            if (!seen)
-                rows[f].cum += s->count;
-            if (k + 1 == s->nlocs)
-                rows[f].flat += s->count;
-        }
-    }
 }
 
 static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
@@ -135,12 +116,18 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
 {
     const conv_meta *m = &p->meta;
     row *rows = calloc(p->nfunctions ? p->nfunctions : 1, sizeof *rows);
-    if (!rows)
+    uint64_t *flat = calloc(p->nfunctions + 1, sizeof *flat), *cum = calloc(p->nfunctions + 1, sizeof *cum);
+    if (!rows || !flat || !cum) {
+        free(rows);
+        free(flat);
+        free(cum);
         return -1;
-    uint64_t total = 0;
+    }
+    uint64_t total = conv_profile_tally(p, flat, cum);
     for (size_t i = 0; i < p->nfunctions; i++)
-        rows[i].function = (uint32_t)i;
-    tally(p, rows, &total);
+        rows[i] = (row){(uint32_t)i, flat[i], cum[i]};
+    free(flat);
+    free(cum);
     qsort(rows, p->nfunctions, sizeof *rows, by_flat_then_cum);
 
     double secs = (double)m->duration_ns / 1e9;
@@ -178,7 +165,39 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
     return ferror(out) ? -1 : 0;
 }
 
+/* --base: the functions whose share moved most, in points of each
+ * profile's samples. */
+static int write_changes(const conv_profile *base, const conv_profile *p, size_t top, FILE *out)
+{
+    conv_diff_row *rows;
+    size_t n;
+    if (conv_diff_rows(base, p, &rows, &n))
+        return -1;
+    fprintf(out, "\nLargest changes against the base (%llu samples; shares of each profile's "
+            "samples, change in points):\n", (unsigned long long)base->meta.samples);
+    fprintf(out, "%7s %7s %8s  %7s %7s %8s  %s\n", "flat%", "base", "change", "cum%", "base",
+            "change", "function");
+    size_t shown = top && top < n ? top : n;
+    for (size_t i = 0; i < shown; i++) {
+        const conv_diff_row *r = &rows[i];
+        char *name = column_name(r->function);
+        if (!name) {
+            free(rows);
+            return -1;
+        }
+        fprintf(out, "%6.2f%% %6.2f%% %+8.2f  %6.2f%% %6.2f%% %+8.2f  %s\n", r->flat_new, r->flat_base,
+                r->flat_new - r->flat_base, r->cum_new, r->cum_base, r->cum_new - r->cum_base, name);
+        free(name);
+    }
+    if (shown < n)
+        fprintf(out, "(%zu more functions; --top 0 shows all)\n", n - shown);
+    free(rows);
+    return 0;
+}
+
 int conv_write_summary(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
 {
-    return write_summary(p, o->top, out) ? conv_output_errno(err) : 0;
+    if (write_summary(p, o->top, out) || (o->base && write_changes(o->base, p, o->top, out)))
+        return conv_output_errno(err);
+    return ferror(out) ? conv_output_errno(err) : 0;
 }

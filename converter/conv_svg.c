@@ -1,6 +1,8 @@
 #include "conv_svg.h"
+#include "conv_diff.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,6 +54,11 @@ typedef struct drawing {
     uint64_t total;
     size_t elided, elided_samples;
     FILE *out;
+    /* --base: each node's samples on the same path in the base, and the
+     * change (in points) that is drawn at full colour. NULL: no base. */
+    const uint64_t *base_at;
+    uint64_t base_total;
+    double full_change;
 } drawing;
 
 static kind kind_of(const conv_function *f, int outermost)
@@ -171,8 +178,22 @@ static void measure(drawing *d, uint32_t node, int depth)
         measure(d, c, depth + 1);
 }
 
+static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
+
+/* --base: the change of a node's share of its profile, in points. */
+static double change_at(const drawing *d, uint32_t node)
+{
+    return pct(d->t->nodes[node].total, d->total) - pct(d->base_at[node], d->base_total);
+}
+
 static void put_colour(drawing *d, uint32_t node, kind k)
 {
+    if (d->base_at) { /* red grew, blue shrank, white unchanged */
+        double c = change_at(d, node) / d->full_change;
+        int fade = (int)(210 * (c > 1 ? 1 : c < -1 ? 1 : c < 0 ? -c : c));
+        fprintf(d->out, "rgb(%d,%d,%d)", c < 0 ? 250 - fade : 250, 250 - fade, c > 0 ? 250 - fade : 250);
+        return;
+    }
     /* A name's hash varies the shade, so neighbours of one kind stay apart
      * and a function keeps its colour from one graph to the next. */
     uint32_t h = 2166136261u;
@@ -182,8 +203,6 @@ static void put_colour(drawing *d, uint32_t node, kind k)
     fprintf(d->out, "rgb(%d,%d,%d)", KINDS[k].r + (int)(v * KINDS[k].dr),
             KINDS[k].g + (int)(v * KINDS[k].dg), KINDS[k].b + (int)(v * KINDS[k].db));
 }
-
-static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
 
 static void frame(drawing *d, uint32_t node, int depth, uint64_t offset)
 {
@@ -211,8 +230,12 @@ static void frame(drawing *d, uint32_t node, int depth, uint64_t offset)
         conv_put_xml(out, f->file, SIZE_MAX);
         fprintf(out, ":%d", f->start_line);
     }
-    fprintf(out, "\n%s, %llu samples, %.2f%%</title>", KINDS[k].label, (unsigned long long)n->total,
+    fprintf(out, "\n%s, %llu samples, %.2f%%", KINDS[k].label, (unsigned long long)n->total,
             pct(n->total, d->total));
+    if (d->base_at)
+        fprintf(out, "\nbase %.2f%%, change %+.2f points", pct(d->base_at[node], d->base_total),
+                change_at(d, node));
+    fputs("</title>", out);
     fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"", x, y, w, FRAME_H - 1);
     put_colour(d, node, k);
     fprintf(out, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
@@ -317,9 +340,18 @@ static void header(drawing *d, int height)
     conv_put_xml(out, m->recorder_version ? m->recorder_version : "?", 64);
     fprintf(out, "%s</text>\n", d->reverse ? "; reversed: innermost frames at the root" : "");
 
-    /* The legend: the kinds this profile has. */
+    /* The legend: the kinds this profile has, or what the colours of a
+     * differential graph say. */
     int present[NKINDS] = {0}, x = XPAD;
-    for (size_t i = 0; i < p->nfunctions; i++)
+    if (d->base_at) {
+        fprintf(out, "<rect x=\"%d\" y=\"54\" width=\"12\" height=\"12\" fill=\"rgb(250,40,40)\"/>"
+                "<text class=\"sub\" x=\"%d\" y=\"64\">grew</text>"
+                "<rect x=\"%d\" y=\"54\" width=\"12\" height=\"12\" fill=\"rgb(40,40,250)\"/>"
+                "<text class=\"sub\" x=\"%d\" y=\"64\">shrank, against the base (%llu samples): "
+                "full colour at %.2f points of the samples; width by this profile</text>\n",
+                x, x + 16, x + 60, x + 76, (unsigned long long)d->base_total, d->full_change);
+    }
+    for (size_t i = 0; i < p->nfunctions && !d->base_at; i++)
         present[d->kinds[i]] = 1;
     for (int k = K_HANDLER; k < NKINDS; k++) {
         if (!present[k])
@@ -352,10 +384,28 @@ static void footer(drawing *d, int height)
     fputs("</text>\n</svg>\n", out);
 }
 
+/* --base: each node's samples in the base, and the largest change drawn
+ * (the colour's full scale, at least half a point: smaller changes are
+ * mostly sampling noise). 0, or -1 on no memory. */
+static int against_base(drawing *d, const conv_profile *base, uint64_t **base_at)
+{
+    *base_at = malloc((d->t->n ? d->t->n : 1) * sizeof **base_at);
+    if (!*base_at || conv_diff_path_samples(base, d->p, d->t, d->reverse, *base_at))
+        return -1;
+    d->base_at = *base_at;
+    d->base_total = base->meta.samples ? base->meta.samples : 1;
+    d->full_change = 0.5;
+    for (size_t i = 0; i < d->t->n; i++)
+        if (drawn(d, d->t->nodes[i].total) && fabs(change_at(d, (uint32_t)i)) > d->full_change)
+            d->full_change = fabs(change_at(d, (uint32_t)i));
+    return 0;
+}
+
 /* 0, or -1 with errno set (out of memory, write error). */
-static int write_svg(const conv_profile *p, int reverse, FILE *out)
+static int write_svg(const conv_profile *p, const conv_profile *base, int reverse, FILE *out)
 {
     conv_tree t;
+    uint64_t *base_at = NULL;
     drawing d = {.p = p, .t = &t, .reverse = reverse, .out = out};
     uint8_t *kinds = classify(p);
     char **labels = make_labels(p);
@@ -368,12 +418,21 @@ static int write_svg(const conv_profile *p, int reverse, FILE *out)
     d.kinds = kinds;
     d.labels = labels;
     d.total = t.nodes[0].total;
+    if (base && against_base(&d, base, &base_at)) {
+        free(base_at);
+        conv_tree_free(&t);
+        free(kinds);
+        free_labels(labels, p->nfunctions);
+        errno = ENOMEM;
+        return -1;
+    }
     if (d.total)
         measure(&d, 0, 0);
     int height = TOP + (d.depth + 1) * FRAME_H + BOTTOM;
     header(&d, height);
     int rc = d.total ? draw(&d, 0, 0, 0) : 0;
     footer(&d, height);
+    free(base_at);
     conv_tree_free(&t);
     free(kinds);
     free_labels(labels, p->nfunctions);
@@ -386,5 +445,5 @@ static int write_svg(const conv_profile *p, int reverse, FILE *out)
 
 int conv_write_svg(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
 {
-    return write_svg(p, o->reverse, out) ? conv_output_errno(err) : 0;
+    return write_svg(p, o->base, o->reverse, out) ? conv_output_errno(err) : 0;
 }

@@ -37,6 +37,11 @@ static int64_t child(conv_tree *t, uint32_t parent, uint32_t function)
     return i;
 }
 
+int64_t conv_tree_find_child(const conv_tree *t, uint32_t parent, uint32_t function)
+{
+    return zs_intern_find(&t->children, child_hash(parent, function), NULL, NULL, NULL);
+}
+
 int conv_tree_build(conv_tree *t, const conv_profile *p, int reverse)
 {
     memset(t, 0, sizeof *t);

@@ -30,5 +30,7 @@ typedef struct conv_tree {
  * out of memory (t is then freed). */
 int conv_tree_build(conv_tree *t, const conv_profile *p, int reverse);
 void conv_tree_free(conv_tree *t);
+/* The child of parent for function, or -1. */
+int64_t conv_tree_find_child(const conv_tree *t, uint32_t parent, uint32_t function);
 
 #endif

@@ -21,11 +21,10 @@ work=$(mktemp -d /var/tmp/zeek-spy-debs.XXXXXX)
 root=$work/root
 start=$SECONDS
 
+# shellcheck source=scripts/chroot-lib.sh
+. "$top/scripts/chroot-lib.sh"
 cleanup() {
-  for m in dev/pts dev sys proc var/cache/apt/archives; do
-    if mountpoint -q "$root/$m"; then umount -l "$root/$m"; fi
-  done
-  if mountpoint -q "$root"; then umount -l "$root"; fi
+  leave "$root"
   rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
@@ -70,30 +69,11 @@ try "recording zeek-double-8.0 on this machine" \
 
 # 2. A clean Debian 12 in memory, with this machine's package sources and
 #    downloaded packages (apt's cache), as in scripts/ci-fresh-debian.sh.
-if [ ! -s "$cache" ]; then
-  echo "ci-debs: making a Debian 12 minbase system (once per machine)" >&2
-  command -v debootstrap >/dev/null ||
-    try "installing debootstrap" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq -o DPkg::Lock::Timeout=300 debootstrap
-  mkdir -p "$(dirname "$cache")" "$work/new"
-  try "debootstrap" debootstrap --variant=minbase bookworm "$work/new" "$mirror"
-  tar -C "$work/new" -cf "$cache.part" . && mv "$cache.part" "$cache"
-  rm -rf --one-file-system "$work/new"
-fi
+try "making the minbase system" make_minbase "$cache" "$mirror" "$work/new"
 mkdir "$root"
 mount -t tmpfs -o size=2g,mode=0755 zeek-spy-debs "$root"
 try "unpacking $cache" tar -C "$root" -xf "$cache"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  rm -f "$root/etc/apt/sources.list"
-  cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
-fi
-mkdir -p /var/cache/apt/archives/partial
-mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
-mount -t proc proc "$root/proc"
-mount -t sysfs sys "$root/sys"
-mount --bind /dev "$root/dev"
-mount --bind /dev/pts "$root/dev/pts"
+enter_ready "$root"
 mkdir -m 0755 "$root/tmp/zs"
 cp "${debs[@]}" "$work/host.zspy" "$double" "$root/tmp/zs/"
 chmod -R a+rX "$root/tmp/zs"

@@ -21,24 +21,15 @@ root=$(mktemp -d /var/tmp/zeek-spy-fresh.XXXXXX)
 mirror=${ZS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 [ $# -gt 0 ] || set -- -R '^(e2e\.native|e2e\.deep-stack|e2e\.top|e2e\.cluster\.container|fault\.hostile-native|unit\..*)$'
 
+# shellcheck source=scripts/chroot-lib.sh
+. "$top/scripts/chroot-lib.sh"
 cleanup() {
-  for m in dev/pts dev sys proc var/cache/apt/archives; do
-    mountpoint -q "$root/$m" && umount -l "$root/$m"
-  done
-  mountpoint -q "$root" && umount -l "$root"
+  leave "$root"
   rm -rf --one-file-system "$root"
 }
 trap cleanup EXIT
 
-if [ ! -s "$cache" ]; then
-  echo "fresh-debian: making a Debian 12 minbase system (once per machine)" >&2
-  command -v debootstrap >/dev/null ||
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 debootstrap >/dev/null
-  mkdir -p "$(dirname "$cache")" "$root/.new"
-  debootstrap --variant=minbase bookworm "$root/.new" "$mirror" >/dev/null
-  tar -C "$root/.new" -cf "$cache.part" . && mv "$cache.part" "$cache"
-  rm -rf --one-file-system "$root/.new"
-fi
+make_minbase "$cache" "$mirror" "$root/.new"
 # In memory (the system with the packages is about 3 GB): unpacked and
 # thrown away in seconds rather than minutes.
 mount -t tmpfs -o size=8g,mode=0755 zeek-spy-fresh "$root"
@@ -51,19 +42,7 @@ fi
 # The project as committed plus what is in the work tree, without builds.
 mkdir "$root/src"
 tar -C "$top" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$root/src" -xf -
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-# This machine's package sources, and its downloaded packages as apt's cache:
-# the same versions, without fetching again what this machine already has.
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  rm -f "$root/etc/apt/sources.list"
-  cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
-fi
-mkdir -p /var/cache/apt/archives/partial
-mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
-mount -t proc proc "$root/proc"
-mount -t sysfs sys "$root/sys"
-mount --bind /dev "$root/dev"
-mount --bind /dev/pts "$root/dev/pts"
+enter_ready "$root"
 
 echo "fresh-debian: $(chroot "$root" dpkg-query -W -f='.\n' | wc -l) packages before install-deps.sh" >&2
 in_root() {
