@@ -53,6 +53,7 @@ typedef struct options {
     int nrecordings;
     char **bases; /* --base: the recordings to compare with */
     int nbases;
+    conv_filter base_nodes; /* --base-node: the base is these nodes' samples */
 } options;
 
 static void usage(FILE *out)
@@ -74,6 +75,9 @@ static void usage(FILE *out)
             "                        (repeatable: several make one base): svg colours each\n"
             "                        frame by the change of its share (red grew, blue\n"
             "                        shrank), summary adds the largest changes in points\n"
+            "      --base-node NAME  the base is this cluster node's samples (repeatable),\n"
+            "                        of the --base recordings or else of the same ones:\n"
+            "                        --node worker-3 --base-node worker-1 compares nodes\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
             "      --from TIME       only samples at or after TIME: seconds from the start\n"
@@ -100,7 +104,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
-           OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE };
+           OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -112,6 +116,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"reverse", no_argument, 0, OPT_REVERSE},
         {"interpreter-frames", no_argument, 0, OPT_INTERPRETER_FRAMES},
         {"base", required_argument, 0, OPT_BASE},
+        {"base-node", required_argument, 0, OPT_BASE_NODE},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -145,6 +150,10 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         case OPT_INFO: o->info = 1; break;
         case OPT_REVERSE: o->write.reverse = 1; break;
         case OPT_INTERPRETER_FRAMES: o->interpreter_frames = 1; break;
+        case OPT_BASE_NODE:
+            if (conv_filter_add_node(&o->base_nodes, optarg))
+                return zs_fail(err, ZS_E_NOMEM, "--base-node");
+            break;
         case OPT_BASE: {
             char **more = realloc(o->bases, (size_t)(o->nbases + 1) * sizeof *more);
             if (!more) return zs_fail(err, ZS_E_NOMEM, "--base");
@@ -171,9 +180,12 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
     if (o->write.reverse && o->format != FORMAT_SVG)
         return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
-    if (o->nbases && o->format != FORMAT_SVG && o->format != FORMAT_SUMMARY)
-        return zs_fail(err, ZS_E_USAGE, "--base is for -f svg or -f summary (for pprof, convert "
-                       "each and use go tool pprof -diff_base OLD.pb.gz NEW.pb.gz)");
+    if ((o->nbases || o->base_nodes.nnodes) && o->format != FORMAT_SVG && o->format != FORMAT_SUMMARY)
+        return zs_fail(err, ZS_E_USAGE, "--base and --base-node are for -f svg or -f summary (for "
+                       "pprof, convert each and use go tool pprof -diff_base OLD.pb.gz NEW.pb.gz)");
+    /* The base's window is the profile's; its nodes are its own. */
+    o->base_nodes.from = o->filter.from;
+    o->base_nodes.to = o->filter.to;
     if (!o->output)
         o->output = formats[o->format].default_output;
     return 0;
@@ -257,14 +269,14 @@ static void warn_about(const options *o, const char *path, const conv_read_repor
 /* One recording's profile: from the cache when it has it, else read,
  * resolved and stored. The recording is opened once: its header gives the
  * cache key, and a miss reads on from there. */
-static int profile_of(const options *o, conv_cache *cache, const char *path, conv_profile **out,
-                      zs_error *err)
+static int profile_of(const options *o, const conv_filter *filter, conv_cache *cache,
+                      const char *path, conv_profile **out, zs_error *err)
 {
     struct stat st;
     /* A pipe has no size to key the cache with. The cache keeps aggregates
      * only: a time-ordered output reads the recording. */
     int want_timeline = o->format == FORMAT_SPEEDSCOPE;
-    int use_cache = cache && !filtered(o) && !want_timeline && stat(path, &st) == 0 &&
+    int use_cache = cache && !conv_filter_active(filter) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
     unsigned flags = (use_cache ? CONV_READ_KEY : 0) |
                      (o->interpreter_frames ? CONV_READ_INTERPRETER_FRAMES : 0);
@@ -289,7 +301,7 @@ static int profile_of(const options *o, conv_cache *cache, const char *path, con
         }
     }
     conv_read_report rep = {.notes = &o->notes, .want_timeline = want_timeline};
-    int failed = conv_read_profile(rd, &o->filter, out, &rep, err);
+    int failed = conv_read_profile(rd, filter, out, &rep, err);
     end_progress(o->notes.ctx);
     if (failed)
         goto out;
@@ -307,13 +319,13 @@ out:
 
 /* The recordings' profiles merged into one; a bad one among several is
  * named, counted in *failures and skipped. NULL on failure (err says). */
-static conv_profile *merged(const options *o, conv_cache *cache, char **paths, int n, int *failures,
-                            zs_error *err)
+static conv_profile *merged(const options *o, const conv_filter *filter, conv_cache *cache,
+                            char **paths, int n, int *failures, zs_error *err)
 {
     conv_profile *all = NULL;
     for (int i = 0; i < n; i++) {
         conv_profile *one = NULL;
-        if (profile_of(o, cache, paths[i], &one, err)) {
+        if (profile_of(o, filter, cache, paths[i], &one, err)) {
             if (n == 1)
                 return NULL;
             zs_error_print(PROG, err);
@@ -359,13 +371,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
     }
-    if (!(all = merged(&o, cache, o.recordings, o.nrecordings, &failures, &err)))
+    if (!(all = merged(&o, &o.filter, cache, o.recordings, o.nrecordings, &failures, &err)))
         goto out;
-    if (o.nbases) {
+    if (o.nbases || o.base_nodes.nnodes) {
         int base_failures = 0;
-        if (!(base = merged(&o, cache, o.bases, o.nbases, &base_failures, &err)))
+        const conv_filter *bf = o.base_nodes.nnodes ? &o.base_nodes : &o.filter;
+        if (!(base = o.nbases ? merged(&o, bf, cache, o.bases, o.nbases, &base_failures, &err)
+                              : merged(&o, bf, cache, o.recordings, o.nrecordings, &base_failures, &err)))
             goto out;
         failures += base_failures;
+        if (base->meta.samples == 0) {
+            zs_fail(&err, ZS_E_USAGE, "the base has no samples (see --base-node and the recordings' "
+                    "nodes with --info)");
+            goto out;
+        }
         o.write.base = base;
     }
     if (!o.quiet && filtered(&o) && all->meta.samples == 0)
@@ -384,5 +403,6 @@ out:
     free(o.bases);
     conv_cache_close(cache);
     conv_filter_free(&o.filter);
+    conv_filter_free(&o.base_nodes);
     return status && err.code == ZS_E_USAGE ? 2 : status;
 }

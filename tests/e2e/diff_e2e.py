@@ -122,6 +122,22 @@ def main():
     print("  svg: %d frames with base share and change, %d outermost ones matching the folded "
           "stacks, red where grown, blue where shrunk" % (len(frames), seen))
 
+    # Nodes: the same two workloads as two nodes of one cluster, compared by
+    # --node/--base-node, give the very table of --base.
+    other = os.path.join(work, "worker-2.zspy")
+    run([gen, "-o", other, "--samples", "35000", "--stacks", "60", "--seed", "12", "--node", "worker-2"])
+    by_file = run([convert, "--no-cache", "-q", "-f", "summary", "--top", "0", "--base", old, new]).stdout
+    r = run([convert, "--no-cache", "-q", "-f", "summary", "--top", "0", "--node", "worker-2",
+             "--base-node", "worker-1", old, other])
+    tail = lambda text: text.split("Largest changes against the base")[1]
+    if r.returncode != 0 or tail(r.stdout) != tail(by_file):
+        fail("--node worker-2 --base-node worker-1 differs from --base:\n%s\n%s" % (r.stdout, r.stderr))
+    r = run([convert, "--no-cache", "-q", "-f", "summary", "--base-node", "worker-9", old])
+    if r.returncode == 0 or "the base has no samples" not in r.stderr:
+        fail("a base node without samples: expected an error, got %d: %s" % (r.returncode, r.stderr))
+    print("  nodes: --node worker-2 --base-node worker-1 gives the table of --base; a base node "
+          "without samples is refused")
+
     # pprof: the real go tool pprof diffs two profiles converted on their own.
     r = run([convert, "--no-cache", "-q", "--base", old, new])
     if r.returncode != 2 or "-diff_base" not in r.stderr:

@@ -725,6 +725,7 @@ typedef struct options {
     int native;
     const char *expect_kept;
     const char *damage;
+    const char *node; /* the process's cluster node */
 } options;
 
 static void usage(FILE *out)
@@ -743,6 +744,7 @@ static void usage(FILE *out)
             "      --expect FILE            write the folded output the converter must produce\n"
             "      --omit-snapshot-for NAME leave that Func out of the snapshot (repeatable)\n"
             "      --no-trailer             end without a trailer, like a killed recorder\n"
+            "      --node NAME              the process's cluster node (default worker-1)\n"
             "      --odd-names              hostile names and paths: <&\"', control bytes,\n"
             "                               non-UTF-8 bytes, ./ and // in script paths\n"
             "      --native                 native (C++) frames around the script frames, as\n"
@@ -781,12 +783,14 @@ static int parse_args(int argc, char **argv, options *o)
         {"omit-snapshot-for", required_argument, 0, 8}, {"no-trailer", no_argument, 0, 9},
         {"damage", required_argument, 0, 10},  {"odd-names", no_argument, 0, 11},
         {"native", no_argument, 0, 12},         {"expect-interpreter-frames", required_argument, 0, 13},
+        {"node", required_argument, 0, 14},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     o->samples = 1000000;
     o->stacks = 1000;
     o->seed = 1;
     o->rate_hz = 250;
     o->zeek_version = "3.0.1";
+    o->node = "worker-1";
     int c;
     uint64_t v;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -811,6 +815,7 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 9: o->no_trailer = 1; break;
         case 11: o->odd_names = 1; break;
+        case 14: o->node = optarg; break;
         case 12: o->native = 1; break;
         case 13: o->expect_kept = optarg; break;
         case 10:
@@ -892,7 +897,7 @@ static int write_process(zs_writer *wr, const options *o, const zs_layout *l, zs
         {"layout", layout},
         {"layout_source", "builtin"},
         {"ns_pid", "4242"},
-        {"node", "worker-1"},
+        {"node", o->node},
     };
     int rc = zs_writer_process(wr, PID, kv, sizeof kv / sizeof kv[0], err);
     free(layout);
