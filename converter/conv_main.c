@@ -13,6 +13,7 @@
 #include "conv_output.h"
 #include "conv_pprof.h"
 #include "conv_profile.h"
+#include "conv_push.h"
 #include "conv_read.h"
 #include "conv_speedscope.h"
 #include "conv_summary.h"
@@ -54,6 +55,9 @@ typedef struct options {
     char **bases; /* --base: the recordings to compare with */
     int nbases;
     conv_filter base_nodes; /* --base-node: the base is these nodes' samples */
+    const char *push_url;   /* --push: each recording to this back end */
+    conv_push_target push;
+    uint64_t push_timeout_s;
 } options;
 
 static void usage(FILE *out)
@@ -78,6 +82,10 @@ static void usage(FILE *out)
             "      --base-node NAME  the base is this cluster node's samples (repeatable),\n"
             "                        of the --base recordings or else of the same ones:\n"
             "                        --node worker-3 --base-node worker-1 compares nodes\n"
+            "      --push URL        send each recording's profile to Grafana Pyroscope\n"
+            "                        (http://HOST:4040), labelled host, node, pid, Zeek\n"
+            "                        and zeek-spy versions; FILE.pushed marks it sent\n"
+            "      --push-timeout SECS  each try's limit (default 10; 4 tries in all)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
             "      --from TIME       only samples at or after TIME: seconds from the start\n"
@@ -104,7 +112,8 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
 {
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
-           OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE };
+           OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE, OPT_PUSH,
+           OPT_PUSH_TIMEOUT };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -117,10 +126,13 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"interpreter-frames", no_argument, 0, OPT_INTERPRETER_FRAMES},
         {"base", required_argument, 0, OPT_BASE},
         {"base-node", required_argument, 0, OPT_BASE_NODE},
+        {"push", required_argument, 0, OPT_PUSH},
+        {"push-timeout", required_argument, 0, OPT_PUSH_TIMEOUT},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
     o->write.top = 20;
+    o->push_timeout_s = 10;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:f:qvVh", longopts, NULL)) != -1) {
         switch (c) {
@@ -150,6 +162,14 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         case OPT_INFO: o->info = 1; break;
         case OPT_REVERSE: o->write.reverse = 1; break;
         case OPT_INTERPRETER_FRAMES: o->interpreter_frames = 1; break;
+        case OPT_PUSH:
+            o->push_url = optarg;
+            if (conv_push_parse_url(optarg, &o->push, err)) return -1;
+            break;
+        case OPT_PUSH_TIMEOUT:
+            if (zs_parse_count("--push-timeout", optarg, 600, &o->push_timeout_s, err)) return -1;
+            if (!o->push_timeout_s) return zs_fail(err, ZS_E_USAGE, "--push-timeout: 0 seconds");
+            break;
         case OPT_BASE_NODE:
             if (conv_filter_add_node(&o->base_nodes, optarg))
                 return zs_fail(err, ZS_E_NOMEM, "--base-node");
@@ -183,6 +203,8 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     if ((o->nbases || o->base_nodes.nnodes) && o->format != FORMAT_SVG && o->format != FORMAT_SUMMARY)
         return zs_fail(err, ZS_E_USAGE, "--base and --base-node are for -f svg or -f summary (for "
                        "pprof, convert each and use go tool pprof -diff_base OLD.pb.gz NEW.pb.gz)");
+    if (o->push_url && (o->format != FORMAT_PPROF || o->output || o->nbases || o->base_nodes.nnodes))
+        return zs_fail(err, ZS_E_USAGE, "--push sends pprof profiles: no -f, -o, --base or --base-node with it");
     /* The base's window is the profile's; its nodes are its own. */
     o->base_nodes.from = o->filter.from;
     o->base_nodes.to = o->filter.to;
@@ -350,6 +372,86 @@ static conv_profile *merged(const options *o, const conv_filter *filter, conv_ca
     return all;
 }
 
+/* A label value as Pyroscope's name syntax takes it. */
+static void put_label(FILE *f, const char *key, const char *value, int *first)
+{
+    if (!value || !*value)
+        return;
+    fprintf(f, "%s%s=", *first ? "" : ",", key);
+    *first = 0;
+    for (const char *c = value; *c; c++)
+        fputc(strchr("{},=\"\\", *c) || (unsigned char)*c < 0x20 ? '_' : *c, f);
+}
+
+/* --push: one recording's profile, labelled, to the back end; FILE.pushed
+ * made once it was accepted (a recording marked so is not sent again). */
+static int push_one(const options *o, conv_cache *cache, const char *path, zs_error *err)
+{
+    char marker[4200];
+    snprintf(marker, sizeof marker, "%s.pushed", path);
+    struct stat st;
+    if (stat(marker, &st) == 0) {
+        if (!o->quiet)
+            fprintf(stderr, "%s: %s: already pushed (%s)\n", PROG, path, marker);
+        return 0;
+    }
+    conv_profile *p = NULL;
+    if (profile_of(o, &o->filter, cache, path, &p, err))
+        return -1;
+    char *body = NULL, *name = NULL;
+    size_t len = 0, name_len = 0;
+    FILE *f = open_memstream(&body, &len), *n = open_memstream(&name, &name_len);
+    int rc = -1;
+    if (f && n && conv_write_pprof(p, &o->write, f, err) == 0 && fclose(f) == 0) {
+        f = NULL;
+        int first = 1;
+        const char *node = p->nprocesses ? p->processes[0].node : NULL;
+        for (size_t i = 1; i < p->nprocesses && node; i++)
+            if (strcmp(p->processes[i].node, node))
+                node = NULL; /* several: no one node */
+        char pid[16] = "";
+        if (p->nprocesses == 1)
+            snprintf(pid, sizeof pid, "%u", p->processes[0].pid);
+        fputs("zeek{", n);
+        put_label(n, "host", p->meta.host, &first);
+        put_label(n, "node", node, &first);
+        put_label(n, "pid", pid, &first);
+        put_label(n, "zeek_version", p->meta.zeek_version, &first);
+        put_label(n, "zeek_spy_version", ZS_RECORDER_VERSION, &first);
+        fputc('}', n);
+        if (fclose(n) == 0) {
+            n = NULL;
+            int64_t from = p->meta.start_wall_ns / 1000000000LL;
+            conv_push_request r = {name, from, from + (p->meta.duration_ns + 999999999LL) / 1000000000LL,
+                                   p->meta.period_ns ? 1e9 / (double)p->meta.period_ns : 100, body, len};
+            rc = conv_push_send(&o->push, &r, 4, (int)o->push_timeout_s, err);
+        }
+    } else if (!err->code) {
+        zs_fail(err, ZS_E_NOMEM, "the profile of %s", path);
+    }
+    if (rc == 0) {
+        FILE *m = fopen(marker, "w");
+        if (m)
+            fprintf(m, "%s\n", o->push_url);
+        if (!m || fclose(m) != 0)
+            fprintf(stderr, "%s: warning: %s: pushed, but %s could not be written\n", PROG, path, marker);
+        if (!o->quiet)
+            fprintf(stderr, "%s: %s: pushed to %s as %s (%zu bytes)\n", PROG, path, o->push_url, name, len);
+    } else {
+        char why[sizeof err->detail];
+        snprintf(why, sizeof why, "%s", err->detail);
+        zs_fail(err, err->code ? err->code : ZS_E_IO, "%s: not pushed: %s", path, why);
+    }
+    if (f)
+        fclose(f);
+    if (n)
+        fclose(n);
+    free(body);
+    free(name);
+    conv_profile_free(p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -370,6 +472,17 @@ int main(int argc, char **argv)
         if (!o.quiet)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
+    }
+    if (o.push_url) {
+        for (int i = 0; i < o.nrecordings; i++) {
+            if (push_one(&o, cache, o.recordings[i], &err)) {
+                zs_error_print(PROG, &err);
+                err.code = ZS_OK;
+                failures++;
+            }
+        }
+        status = failures ? 1 : 0;
+        goto out;
     }
     if (!(all = merged(&o, &o.filter, cache, o.recordings, o.nrecordings, &failures, &err)))
         goto out;

@@ -1,0 +1,39 @@
+/* --push URL: a recording's profile sent to a continuous-profiling back end
+ * over plain HTTP/1.1, as Grafana Pyroscope's ingest API takes it: POST
+ * URL/ingest?name=APP{labels}&from=&until=&format=pprof&sampleRate=, the
+ * gzipped pprof in a multipart/form-data field "profile" (as Pyroscope's own
+ * clients send it). Refused requests (4xx) fail at once; a back end that is
+ * down, slow or failing (5xx) is tried again with backoff. */
+#ifndef CONV_PUSH_H
+#define CONV_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zs_error.h"
+
+typedef struct conv_push_target {
+    char host[256];
+    char port[8];
+    char path[1024]; /* the URL's path, without a trailing '/' */
+} conv_push_target;
+
+/* Parses "http://HOST[:PORT][/PATH]". ZS_E_USAGE naming the URL when it is
+ * not one (https is not spoken: put a TLS-terminating relay in front). */
+int conv_push_parse_url(const char *url, conv_push_target *t, zs_error *err);
+
+typedef struct conv_push_request {
+    const char *name;       /* APP{label=value,...}, URL-encoded here */
+    int64_t from, until;    /* unix seconds */
+    double sample_rate;     /* Hz */
+    const void *body;       /* gzipped pprof */
+    size_t len;
+} conv_push_request;
+
+/* Sends r; up to tries attempts, waiting 1, 2, 4 ... s between them,
+ * timeout_s each. 0 when the back end answered 2xx; else -1 with err
+ * saying why (the last answer or failure). */
+int conv_push_send(const conv_push_target *t, const conv_push_request *r, int tries,
+                   int timeout_s, zs_error *err);
+
+#endif
