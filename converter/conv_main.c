@@ -58,6 +58,7 @@ typedef struct options {
     const char *push_url;   /* --push: each recording to this back end */
     conv_push_target push;
     uint64_t push_timeout_s;
+    conv_push_api push_api;
 } options;
 
 static void usage(FILE *out)
@@ -82,9 +83,11 @@ static void usage(FILE *out)
             "      --base-node NAME  the base is this cluster node's samples (repeatable),\n"
             "                        of the --base recordings or else of the same ones:\n"
             "                        --node worker-3 --base-node worker-1 compares nodes\n"
-            "      --push URL        send each recording's profile to Grafana Pyroscope\n"
-            "                        (http://HOST:4040), labelled host, node, pid, Zeek\n"
+            "      --push URL        send each recording's profile to a back end: Pyroscope\n"
+            "                        (http://HOST:4040) or Parca, labelled host, node, pid, Zeek\n"
             "                        and zeek-spy versions; FILE.pushed marks it sent\n"
+            "      --push-api API    pyroscope (POST /ingest, default) or parca\n"
+            "                        (POST /profiles/writeraw, http://HOST:7070)\n"
             "      --push-timeout SECS  each try's limit (default 10; 4 tries in all)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
@@ -113,7 +116,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
            OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE, OPT_PUSH,
-           OPT_PUSH_TIMEOUT };
+           OPT_PUSH_TIMEOUT, OPT_PUSH_API };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -128,6 +131,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"base-node", required_argument, 0, OPT_BASE_NODE},
         {"push", required_argument, 0, OPT_PUSH},
         {"push-timeout", required_argument, 0, OPT_PUSH_TIMEOUT},
+        {"push-api", required_argument, 0, OPT_PUSH_API},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -165,6 +169,11 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         case OPT_PUSH:
             o->push_url = optarg;
             if (conv_push_parse_url(optarg, &o->push, err)) return -1;
+            break;
+        case OPT_PUSH_API:
+            if (!strcmp(optarg, "pyroscope")) o->push_api = CONV_PUSH_PYROSCOPE;
+            else if (!strcmp(optarg, "parca")) o->push_api = CONV_PUSH_PARCA;
+            else return zs_fail(err, ZS_E_USAGE, "--push-api: '%s' is not pyroscope or parca", optarg);
             break;
         case OPT_PUSH_TIMEOUT:
             if (zs_parse_count("--push-timeout", optarg, 600, &o->push_timeout_s, err)) return -1;
@@ -205,6 +214,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
                        "pprof, convert each and use go tool pprof -diff_base OLD.pb.gz NEW.pb.gz)");
     if (o->push_url && (o->format != FORMAT_PPROF || o->output || o->nbases || o->base_nodes.nnodes))
         return zs_fail(err, ZS_E_USAGE, "--push sends pprof profiles: no -f, -o, --base or --base-node with it");
+    o->push.api = o->push_api;
     /* The base's window is the profile's; its nodes are its own. */
     o->base_nodes.from = o->filter.from;
     o->base_nodes.to = o->filter.to;
@@ -372,17 +382,6 @@ static conv_profile *merged(const options *o, const conv_filter *filter, conv_ca
     return all;
 }
 
-/* A label value as Pyroscope's name syntax takes it. */
-static void put_label(FILE *f, const char *key, const char *value, int *first)
-{
-    if (!value || !*value)
-        return;
-    fprintf(f, "%s%s=", *first ? "" : ",", key);
-    *first = 0;
-    for (const char *c = value; *c; c++)
-        fputc(strchr("{},=\"\\", *c) || (unsigned char)*c < 0x20 ? '_' : *c, f);
-}
-
 /* --push: one recording's profile, labelled, to the back end; FILE.pushed
  * made once it was accepted (a recording marked so is not sent again). */
 static int push_one(const options *o, conv_cache *cache, const char *path, zs_error *err)
@@ -398,13 +397,12 @@ static int push_one(const options *o, conv_cache *cache, const char *path, zs_er
     conv_profile *p = NULL;
     if (profile_of(o, &o->filter, cache, path, &p, err))
         return -1;
-    char *body = NULL, *name = NULL;
-    size_t len = 0, name_len = 0;
-    FILE *f = open_memstream(&body, &len), *n = open_memstream(&name, &name_len);
+    char *body = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&body, &len);
     int rc = -1;
-    if (f && n && conv_write_pprof(p, &o->write, f, err) == 0 && fclose(f) == 0) {
+    if (f && conv_write_pprof(p, &o->write, f, err) == 0 && fclose(f) == 0) {
         f = NULL;
-        int first = 1;
         const char *node = p->nprocesses ? p->processes[0].node : NULL;
         for (size_t i = 1; i < p->nprocesses && node; i++)
             if (strcmp(p->processes[i].node, node))
@@ -412,20 +410,14 @@ static int push_one(const options *o, conv_cache *cache, const char *path, zs_er
         char pid[16] = "";
         if (p->nprocesses == 1)
             snprintf(pid, sizeof pid, "%u", p->processes[0].pid);
-        fputs("zeek{", n);
-        put_label(n, "host", p->meta.host, &first);
-        put_label(n, "node", node, &first);
-        put_label(n, "pid", pid, &first);
-        put_label(n, "zeek_version", p->meta.zeek_version, &first);
-        put_label(n, "zeek_spy_version", ZS_RECORDER_VERSION, &first);
-        fputc('}', n);
-        if (fclose(n) == 0) {
-            n = NULL;
-            int64_t from = p->meta.start_wall_ns / 1000000000LL;
-            conv_push_request r = {name, from, from + (p->meta.duration_ns + 999999999LL) / 1000000000LL,
-                                   p->meta.period_ns ? 1e9 / (double)p->meta.period_ns : 100, body, len};
-            rc = conv_push_send(&o->push, &r, 4, (int)o->push_timeout_s, err);
-        }
+        conv_push_label labels[] = {{"host", p->meta.host}, {"node", node}, {"pid", pid},
+                                    {"zeek_version", p->meta.zeek_version},
+                                    {"zeek_spy_version", ZS_RECORDER_VERSION}};
+        int64_t from = p->meta.start_wall_ns / 1000000000LL;
+        conv_push_request r = {"zeek", labels, sizeof labels / sizeof labels[0], from,
+                               from + (p->meta.duration_ns + 999999999LL) / 1000000000LL,
+                               p->meta.period_ns ? 1e9 / (double)p->meta.period_ns : 100, body, len};
+        rc = conv_push_send(&o->push, &r, 4, (int)o->push_timeout_s, err);
     } else if (!err->code) {
         zs_fail(err, ZS_E_NOMEM, "the profile of %s", path);
     }
@@ -436,7 +428,7 @@ static int push_one(const options *o, conv_cache *cache, const char *path, zs_er
         if (!m || fclose(m) != 0)
             fprintf(stderr, "%s: warning: %s: pushed, but %s could not be written\n", PROG, path, marker);
         if (!o->quiet)
-            fprintf(stderr, "%s: %s: pushed to %s as %s (%zu bytes)\n", PROG, path, o->push_url, name, len);
+            fprintf(stderr, "%s: %s: pushed to %s (%zu bytes of pprof)\n", PROG, path, o->push_url, len);
     } else {
         char why[sizeof err->detail];
         snprintf(why, sizeof why, "%s", err->detail);
@@ -444,10 +436,7 @@ static int push_one(const options *o, conv_cache *cache, const char *path, zs_er
     }
     if (f)
         fclose(f);
-    if (n)
-        fclose(n);
     free(body);
-    free(name);
     conv_profile_free(p);
     return rc;
 }

@@ -76,9 +76,15 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* What a request sends after its head: a few pieces, in order. */
+typedef struct piece {
+    const void *data;
+    size_t len;
+} piece;
+
 /* One attempt. The HTTP status, or -1 when no answer came (err says). */
-static int attempt(const conv_push_target *t, const char *head, const char *pre, const char *post,
-                   const conv_push_request *r, int timeout_s, zs_error *err)
+static int attempt(const conv_push_target *t, const char *head, const piece *body, size_t npieces,
+                   int timeout_s, zs_error *err)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
     int rc = getaddrinfo(t->host, t->port, &hints, &ai);
@@ -104,8 +110,10 @@ static int attempt(const conv_push_target *t, const char *head, const char *pre,
         return -1;
     char reply[512];
     ssize_t got = 0;
-    if (write_all(fd, head, strlen(head)) || write_all(fd, pre, strlen(pre)) ||
-        write_all(fd, r->body, r->len) || write_all(fd, post, strlen(post))) {
+    int sent = write_all(fd, head, strlen(head)) == 0;
+    for (size_t i = 0; sent && i < npieces; i++)
+        sent = write_all(fd, body[i].data, body[i].len) == 0;
+    if (!sent) {
         zs_fail(err, ZS_E_IO, "%s:%s: sending: %s", t->host, t->port,
                 errno == EAGAIN ? "timed out" : strerror(errno));
     } else {
@@ -133,38 +141,151 @@ static int attempt(const conv_push_target *t, const char *head, const char *pre,
     return status;
 }
 
+/* Pyroscope's name: APP{label=value,...}, the characters of its syntax in
+ * values replaced. NULL on no memory. */
+static char *pyroscope_name(const conv_push_request *r)
+{
+    char *name = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&name, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%s{", r->app);
+    int first = 1;
+    for (size_t i = 0; i < r->nlabels; i++) {
+        const char *v = r->labels[i].value;
+        if (!v || !*v)
+            continue;
+        fprintf(f, "%s%s=", first ? "" : ",", r->labels[i].name);
+        first = 0;
+        for (; *v; v++)
+            fputc(strchr("{},=\"\\", *v) || (unsigned char)*v < 0x20 ? '_' : *v, f);
+    }
+    fputc('}', f);
+    if (fclose(f) != 0) {
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Parca's WriteRaw request as JSON, the profile in base64. NULL on no
+ * memory. */
+static char *parca_body(const conv_push_request *r, size_t *len)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = NULL;
+    FILE *f = open_memstream(&out, len);
+    if (!f)
+        return NULL;
+    fputs("{\"series\":[{\"labels\":{\"labels\":[{\"name\":\"__name__\",\"value\":", f);
+    json_string(f, r->app);
+    fputc('}', f);
+    for (size_t i = 0; i < r->nlabels; i++) {
+        if (!r->labels[i].value || !*r->labels[i].value)
+            continue;
+        fputs(",{\"name\":", f);
+        json_string(f, r->labels[i].name);
+        fputs(",\"value\":", f);
+        json_string(f, r->labels[i].value);
+        fputc('}', f);
+    }
+    fputs("]},\"samples\":[{\"rawProfile\":\"", f);
+    const unsigned char *p = r->body;
+    for (size_t i = 0; i < r->len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < r->len ? (unsigned)p[i + 1] << 8 : 0) |
+                     (i + 2 < r->len ? p[i + 2] : 0);
+        fputc(b64[v >> 18 & 63], f);
+        fputc(b64[v >> 12 & 63], f);
+        fputc(i + 1 < r->len ? b64[v >> 6 & 63] : '=', f);
+        fputc(i + 2 < r->len ? b64[v & 63] : '=', f);
+    }
+    fputs("\"}]}]}", f);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 int conv_push_send(const conv_push_target *t, const conv_push_request *r, int tries,
                    int timeout_s, zs_error *err)
 {
-    char name[2048];
-    if (!encode(r->name, name, sizeof name))
-        return zs_fail(err, ZS_E_USAGE, "--push: the application name and labels are too long");
-    static const char pre_fmt[] =
-        "--%s\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"profile.pb.gz\"\r\n"
-        "Content-Type: application/octet-stream\r\n\r\n";
-    char pre[256], post[64], head[4096];
-    snprintf(pre, sizeof pre, pre_fmt, BOUNDARY);
-    snprintf(post, sizeof post, "\r\n--%s--\r\n", BOUNDARY);
-    size_t length = strlen(pre) + r->len + strlen(post);
-    int n = snprintf(head, sizeof head,
+    char head[4096], pre[256], post[64];
+    piece body[3];
+    size_t npieces, length = 0;
+    char *text = NULL; /* the name, or Parca's whole body */
+    int n;
+    if (t->api == CONV_PUSH_PARCA) {
+        size_t len;
+        if (!(text = parca_body(r, &len)))
+            return zs_fail(err, ZS_E_NOMEM, "--push: the request");
+        body[0] = (piece){text, len};
+        npieces = 1;
+        n = snprintf(head, sizeof head,
+                     "POST %s/profiles/writeraw HTTP/1.1\r\nHost: %s:%s\r\n"
+                     "User-Agent: zeek-spy-convert\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     t->path, t->host, t->port, len);
+    } else {
+        char name[2048];
+        if (!(text = pyroscope_name(r)))
+            return zs_fail(err, ZS_E_NOMEM, "--push: the request");
+        if (!encode(text, name, sizeof name)) {
+            free(text);
+            return zs_fail(err, ZS_E_USAGE, "--push: the application name and labels are too long");
+        }
+        snprintf(pre, sizeof pre,
+                 "--%s\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"profile.pb.gz\"\r\n"
+                 "Content-Type: application/octet-stream\r\n\r\n", BOUNDARY);
+        snprintf(post, sizeof post, "\r\n--%s--\r\n", BOUNDARY);
+        body[0] = (piece){pre, strlen(pre)};
+        body[1] = (piece){r->body, r->len};
+        body[2] = (piece){post, strlen(post)};
+        npieces = 3;
+        for (size_t i = 0; i < npieces; i++)
+            length += body[i].len;
+        n = snprintf(head, sizeof head,
                      "POST %s/ingest?name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%g "
                      "HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: zeek-spy-convert\r\n"
                      "Content-Type: multipart/form-data; boundary=%s\r\nContent-Length: %zu\r\n"
                      "Connection: close\r\n\r\n",
                      t->path, name, (long long)r->from, (long long)r->until, r->sample_rate, t->host,
                      t->port, BOUNDARY, length);
-    if (n < 0 || (size_t)n >= sizeof head)
-        return zs_fail(err, ZS_E_USAGE, "--push: the request line is too long");
+    }
+    int rc = -1;
+    if (n < 0 || (size_t)n >= sizeof head) {
+        zs_fail(err, ZS_E_USAGE, "--push: the request line is too long");
+        tries = 0;
+    }
     for (int i = 0; i < tries; i++) {
         if (i) {
             struct timespec wait = {1 << (i - 1 < 5 ? i - 1 : 5), 0};
             nanosleep(&wait, NULL);
         }
-        int status = attempt(t, head, pre, post, r, timeout_s, err);
-        if (status / 100 == 2)
-            return 0;
+        int status = attempt(t, head, body, npieces, timeout_s, err);
+        if (status / 100 == 2) {
+            rc = 0;
+            break;
+        }
         if (status >= 400 && status < 500)
-            return -1; /* refused: the same request would be again */
+            break; /* refused: the same request would be again */
     }
-    return -1;
+    free(text);
+    return rc;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""zeek-spy-convert --push against a stand-in for Grafana Pyroscope's
-ingest API on loopback (tests/tools/pyroscope_standin.py; Pyroscope itself
-is not in Debian 12's registry): the profile the stand-in received is read
+"""zeek-spy-convert --push against a stand-in for the ingest APIs of Grafana
+Pyroscope and Parca on loopback (tests/tools/push_standin.py; neither is in
+Debian 12's registry): the profile the stand-in received is read
 back with the real go tool pprof and must equal the one converted to a
 file; the labels and time range are the recording's. Then a back end that
 fails twice (retried, then accepted), one that refuses (one clear line, no
@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def standin(work, mode):
     n = len([f for f in os.listdir(work) if f.startswith("port-")])
     port_file, log = os.path.join(work, "port-%d" % n), os.path.join(work, "log-%d" % n)
-    p = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "tools", "pyroscope_standin.py"),
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "tools", "push_standin.py"),
                           "--port-file", port_file, "--log", log, "--mode", mode])
     for _ in range(100):
         if os.path.exists(port_file):
@@ -74,6 +74,21 @@ def main():
             fail("a pushed recording was sent again: %s" % r.stderr)
         print("  ok: one request, name %s, from %s until %s; go tool pprof -raw reads it as the "
               "local conversion; marked, not sent again" % (q["name"], q["from"], q["until"]))
+        os.unlink(rec + ".pushed")
+
+        # Parca's WriteRaw: the same profile, the same labels with __name__.
+        srv, url, log = standin(work, "ok")
+        servers.append(srv)
+        r = run([convert, "--no-cache", "-q", "--push-api", "parca", "--push", url, rec])
+        got = received(log)
+        if r.returncode != 0 or len(got) != 1:
+            fail("push to Parca: exit %d, %d requests: %s" % (r.returncode, len(got), r.stderr))
+        labels = got[0]["labels"]
+        if labels.get("__name__") != "zeek" or labels.get("node") != "worker-2" or "pid" not in labels:
+            fail("Parca labels: %s" % labels)
+        if e2e.pprof(["-raw"], got[0]["profile"]) != e2e.pprof(["-raw"], local):
+            fail("the profile Parca received differs from the one converted to a file")
+        print("  parca: WriteRaw with labels %s; the same profile" % sorted(labels.items()))
         os.unlink(rec + ".pushed")
 
         # Failing twice (503), then accepted: retried with backoff.

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""A stand-in for Grafana Pyroscope's ingest API on loopback, for tests:
-Pyroscope cannot be installed here (it is not in Debian 12). It takes what
-Pyroscope documents for POST /ingest (query: name, from, until, format,
-sampleRate; body: multipart/form-data with the pprof in field "profile"),
-saves each accepted profile and its query as JSON lines in --log, and can
-misbehave on demand:
+"""A stand-in for the ingest APIs of Grafana Pyroscope and Parca on
+loopback, for tests: neither can be installed here (not in Debian 12). It
+takes what each documents:
+  - Pyroscope, POST /ingest (query: name, from, until, format, sampleRate;
+    body: multipart/form-data with the pprof in field "profile");
+  - Parca, POST /profiles/writeraw (the JSON form of
+    ProfileStoreService.WriteRaw: series[].labels.labels[] {name, value},
+    series[].samples[].rawProfile, base64);
+saves each accepted profile with its query or labels as JSON lines in
+--log, and can misbehave on demand:
 
-    pyroscope_standin.py --port-file F --log L [--mode ok|fail-first:N|refuse|slow]
+    push_standin.py --port-file F --log L [--mode ok|fail-first:N|refuse|slow]
 
   ok           answer 200 to every well-formed request (400 otherwise)
   fail-first:N answer 503 to the first N requests, then as ok
@@ -14,6 +18,7 @@ misbehave on demand:
   slow         accept the connection and never answer
 """
 import argparse
+import base64
 import re
 import json
 import os
@@ -53,6 +58,8 @@ def main():
             if a.mode == "refuse":
                 return self.answer(400, "invalid name")
             url = urllib.parse.urlparse(self.path)
+            if url.path == "/profiles/writeraw":
+                return self.parca(body)
             q = dict(urllib.parse.parse_qsl(url.query))
             missing = [k for k in ("name", "from", "until") if k not in q]
             if url.path != "/ingest" or missing or q.get("format") != "pprof":
@@ -73,6 +80,23 @@ def main():
             with open(a.log, "a") as f:
                 f.write(json.dumps({"query": q, "profile": path}) + "\n")
             self.answer(200, "")
+
+        def parca(self, body):
+            try:
+                req = json.loads(body)
+                series = req["series"]
+                labels = {lb["name"]: lb["value"] for lb in series[0]["labels"]["labels"]}
+                raw = base64.b64decode(series[0]["samples"][0]["rawProfile"], validate=True)
+            except (ValueError, KeyError, IndexError, TypeError) as e:
+                return self.answer(400, "bad WriteRaw request: %s" % e)
+            if self.headers.get("Content-Type") != "application/json" or "__name__" not in labels:
+                return self.answer(400, "not JSON, or no __name__ label")
+            path = os.path.join(os.path.dirname(a.log), "profile-%d.pb.gz" % seen["n"])
+            with open(path, "wb") as f:
+                f.write(raw)
+            with open(a.log, "a") as f:
+                f.write(json.dumps({"labels": labels, "profile": path}) + "\n")
+            self.answer(200, "{}")
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
     with open(a.port_file + ".tmp", "w") as f:
