@@ -117,11 +117,16 @@ static int attempt(const conv_push_target *t, const char *head, const piece *bod
         zs_fail(err, ZS_E_IO, "%s:%s: sending: %s", t->host, t->port,
                 errno == EAGAIN ? "timed out" : strerror(errno));
     } else {
-        while ((got = recv(fd, reply, sizeof reply - 1, 0)) < 0 && errno == EINTR)
-            ;
+        /* The answer's start (status, headers, the body's first bytes):
+         * read until the back end closes (Connection: close) or it fills. */
+        ssize_t k = 0;
+        while ((size_t)got < sizeof reply - 1 &&
+               ((k = recv(fd, reply + got, sizeof reply - 1 - (size_t)got, 0)) > 0 ||
+                (k < 0 && errno == EINTR)))
+            got += k > 0 ? k : 0;
         if (got <= 0) {
             zs_fail(err, ZS_E_IO, "%s:%s: no answer%s", t->host, t->port,
-                    got < 0 && errno == EAGAIN ? " (timed out)" : "");
+                    k < 0 && errno == EAGAIN ? " (timed out)" : "");
         } else {
             reply[got] = 0;
             if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1) {
