@@ -23,7 +23,6 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* How long an answer may take: the first unwind after a module list parses
@@ -79,10 +78,11 @@ static void give_up(rec_native *n, const char *why)
         close(n->sock);
         n->sock = -1;
     }
-    if (n->child > 0) { /* not collected by the sampling loop yet */
+    /* Killed, not waited for: a dying process's teardown can take longer
+     * than a tick (hundreds of ms for a sanitized one on a busy host); the
+     * sampling loop reaps it with the targets' stops. */
+    if (n->child > 0) {
         kill(n->child, SIGKILL);
-        while (waitpid(n->child, NULL, __WALL) < 0 && errno == EINTR)
-            ;
         n->child = 0;
     }
     if (!n->broken)
