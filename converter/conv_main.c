@@ -1,5 +1,8 @@
 /* zeek-spy-convert: the command line. The work is in conv_*.c. */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
@@ -20,6 +23,8 @@
 #include "conv_svg.h"
 #include "zs_format.h"
 #include "zs_parse.h"
+#include "zs_reader.h"
+#include "zs_grow.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-convert";
@@ -59,6 +64,7 @@ typedef struct options {
     conv_push_target push;
     uint64_t push_timeout_s;
     conv_push_api push_api;
+    const char *watch_dir; /* --watch: push each part finished there, until stopped */
 } options;
 
 static void usage(FILE *out)
@@ -89,6 +95,9 @@ static void usage(FILE *out)
             "      --push-api API    pyroscope (POST /ingest, default) or parca\n"
             "                        (POST /profiles/writeraw, http://HOST:7070)\n"
             "      --push-timeout SECS  each try's limit (default 10; 4 tries in all)\n"
+            "      --watch DIR       with --push: every 10 s, push each recording in DIR\n"
+            "                        the recorder has finished (rotated parts), until\n"
+            "                        SIGINT or SIGTERM\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
             "      --from TIME       only samples at or after TIME: seconds from the start\n"
@@ -116,7 +125,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
            OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE, OPT_PUSH,
-           OPT_PUSH_TIMEOUT, OPT_PUSH_API };
+           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -132,6 +141,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"push", required_argument, 0, OPT_PUSH},
         {"push-timeout", required_argument, 0, OPT_PUSH_TIMEOUT},
         {"push-api", required_argument, 0, OPT_PUSH_API},
+        {"watch", required_argument, 0, OPT_WATCH},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -170,6 +180,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             o->push_url = optarg;
             if (conv_push_parse_url(optarg, &o->push, err)) return -1;
             break;
+        case OPT_WATCH: o->watch_dir = optarg; break;
         case OPT_PUSH_API:
             if (!strcmp(optarg, "pyroscope")) o->push_api = CONV_PUSH_PYROSCOPE;
             else if (!strcmp(optarg, "parca")) o->push_api = CONV_PUSH_PARCA;
@@ -205,7 +216,9 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         return zs_fail(err, ZS_E_USAGE, "--to must be after --from");
     o->recordings = argv + optind;
     o->nrecordings = argc - optind;
-    if (o->nrecordings < 1)
+    if (o->watch_dir && (!o->push_url || o->nrecordings))
+        return zs_fail(err, ZS_E_USAGE, "--watch DIR needs --push URL and no recordings");
+    if (o->nrecordings < 1 && !o->watch_dir)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
     if (o->write.reverse && o->format != FORMAT_SVG)
         return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
@@ -441,6 +454,80 @@ static int push_one(const options *o, conv_cache *cache, const char *path, zs_er
     return rc;
 }
 
+/* Whether the recorder finished path (its trailer is there): a part still
+ * being written is left for a later look. */
+static int finished(const char *path)
+{
+    zs_error err = {0};
+    zs_reader *r = zs_reader_open(path, &err);
+    zs_record rec;
+    int got, trailer = 0;
+    while (r && (got = zs_reader_next(r, &rec, &err)) > 0)
+        trailer |= rec.type == ZS_REC_TRAILER;
+    zs_reader_close(r);
+    return trailer;
+}
+
+static volatile sig_atomic_t stop_watching;
+static void on_stop(int sig) { stop_watching = sig; }
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --watch: every 10 s, each finished recording of dir not pushed yet, in
+ * name order (a rotation's parts in theirs); a push that fails is tried
+ * again at the next look. Returns when a stop signal comes. */
+static int watch(const options *o, conv_cache *cache)
+{
+    struct sigaction sa = {.sa_handler = on_stop};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (!o->quiet)
+        fprintf(stderr, "%s: watching %s, pushing to %s\n", PROG, o->watch_dir, o->push_url);
+    while (!stop_watching) {
+        DIR *d = opendir(o->watch_dir);
+        if (!d) {
+            fprintf(stderr, "%s: error: --watch %s: %s\n", PROG, o->watch_dir, strerror(errno));
+            return 1;
+        }
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (len < 6 || strcmp(e->d_name + len - 5, ".zspy"))
+                continue;
+            char *path = NULL;
+            if (asprintf(&path, "%s/%s", o->watch_dir, e->d_name) < 0 ||
+                zs_grow(&names, &cap, n + 1, sizeof *names, 64)) {
+                free(path);
+                break;
+            }
+            names[n++] = path;
+        }
+        closedir(d);
+        qsort(names, n, sizeof *names, by_name);
+        for (size_t i = 0; i < n; i++) {
+            char marker[4200];
+            struct stat st;
+            snprintf(marker, sizeof marker, "%s.pushed", names[i]);
+            zs_error err = {0};
+            if (!stop_watching && stat(marker, &st) != 0 && finished(names[i]) &&
+                push_one(o, cache, names[i], &err))
+                zs_error_print(PROG, &err); /* tried again at the next look */
+            free(names[i]);
+        }
+        free(names);
+        for (int t = 0; t < 100 && !stop_watching; t++)
+            usleep(100000);
+    }
+    if (!o->quiet)
+        fprintf(stderr, "%s: stopped watching on signal %d\n", PROG, (int)stop_watching);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -461,6 +548,10 @@ int main(int argc, char **argv)
         if (!o.quiet)
             fprintf(stderr, "%s: warning: continuing without a cache: %s\n", PROG, err.detail);
         err.code = ZS_OK;
+    }
+    if (o.watch_dir) {
+        status = watch(&o, cache);
+        goto out;
     }
     if (o.push_url) {
         for (int i = 0; i < o.nrecordings; i++) {

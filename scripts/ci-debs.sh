@@ -106,9 +106,11 @@ try "the man pages in the chroot" \
       test -s $f || { echo "no $f"; exit 1; }
       dpkg -S $f | grep -q "^$p:" || { echo "$f not owned by $p"; exit 1; }
     done'
-try "the systemd unit in the chroot" \
+try "the systemd units in the chroot" \
   in_root 'f=$(dpkg -L zeek-spy-record | grep "/systemd/system/zeek-spy-record.service$")
-    grep -qx "ExecStart=/usr/bin/zeek-spy-record --all .*" $f || { cat $f; exit 1; }'
+    grep -qx "ExecStart=/usr/bin/zeek-spy-record --all .*" $f || { cat $f; exit 1; }
+    f=$(dpkg -L zeek-spy-convert | grep "/systemd/system/zeek-spy-push.service$")
+    grep -qx "ExecStart=/usr/bin/zeek-spy-convert --push .* --watch /var/lib/zeek-spy" $f || { cat $f; exit 1; }'
 try "converting the host's recording to a summary in the chroot" \
   in_root 'zeek-spy-convert -q -f summary host.zspy >host.txt
     grep -q "HTTP::parse_request" host.txt || { cat host.txt; exit 1; }'

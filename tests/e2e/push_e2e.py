@@ -6,7 +6,8 @@ back with the real go tool pprof and must equal the one converted to a
 file; the labels and time range are the recording's. Then a back end that
 fails twice (retried, then accepted), one that refuses (one clear line, no
 retry, not marked), one that is down (retried, not marked, nothing lost:
-a later push sends it) and one that never answers (timed out).
+a later push sends it), one that never answers (timed out), and --watch
+on a directory of rotated parts.
 
     push_e2e.py BUILD_DIR
 """
@@ -139,6 +140,45 @@ def main():
             fail("a back end that never answers: exit %d in %.1f s: %s" % (r.returncode, took, r.stderr))
         print("  never answering, --push-timeout 1: given up after %.1f s: %s"
               % (took, r.stderr.strip().splitlines()[-1]))
+
+        # --watch: the finished recordings of a directory, each once; a part
+        # still being written (no trailer) when it is finished.
+        parts = os.path.join(work, "parts")
+        os.mkdir(parts)
+        for i in (1, 2):
+            run([gen, "-o", os.path.join(parts, "p-%04d.zspy" % i), "--samples", "2000", "--seed", str(i)])
+        run([gen, "-o", os.path.join(parts, "p-0003.zspy"), "--samples", "2000", "--seed", "3", "--no-trailer"])
+        srv, url, log = standin(work, "ok")
+        servers.append(srv)
+        # The command of the push service as installed (build/zeek-spy-push.service).
+        unit = os.path.join(build, "zeek-spy-push.service")
+        start = [ln.split("=", 1)[1].split() for ln in open(unit) if ln.startswith("ExecStart=")][0]
+        subst = {"${ZEEK_SPY_PUSH_URL}": url, "${ZEEK_SPY_PUSH_API}": "pyroscope", "/var/lib/zeek-spy": parts}
+        if os.path.basename(start[0]) != "zeek-spy-convert" or not all(k in start for k in subst):
+            fail("the push unit's ExecStart is not what this test runs: %s" % start)
+        cmd = [convert, "--no-cache"] + [subst.get(w, w) for w in start[1:]]
+        watcher = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        servers.append(watcher)
+
+        def wait_for(count):
+            for _ in range(300):
+                if len(received(log)) >= count:
+                    return
+                time.sleep(0.1)
+            fail("--watch: %d of %d pushes after 30 s" % (len(received(log)), count))
+        wait_for(2)
+        time.sleep(1)
+        if len(received(log)) != 2 or os.path.exists(os.path.join(parts, "p-0003.zspy.pushed")):
+            fail("--watch pushed the part still being written")
+        os.unlink(os.path.join(parts, "p-0003.zspy"))
+        run([gen, "-o", os.path.join(parts, "p-0003.zspy"), "--samples", "2000", "--seed", "3"])
+        wait_for(3)
+        watcher.terminate()
+        err = watcher.communicate(timeout=20)[1]
+        if watcher.returncode != 0 or "stopped watching" not in err or len(received(log)) != 3:
+            fail("--watch: exit %d, %d pushes: %s" % (watcher.returncode, len(received(log)), err))
+        print("  the push unit's command (--watch): 2 finished parts pushed, the one being "
+              "written left until its trailer came, then pushed; SIGTERM ends it")
 
         # Bad URLs: one line each, exit 2.
         for bad in ("https://pyroscope:4040", "pyroscope:4040", "http://:4040", "http://host:port"):
