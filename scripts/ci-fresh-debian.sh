@@ -59,4 +59,4 @@ if [ ! -s "$deps_cache" ]; then
   tar -C "$root" --exclude='./proc/*' --exclude='./sys/*' --exclude='./dev/*' --exclude=./src \
     --exclude='./var/cache/apt/archives/*' -cf "$deps_cache.part" . && mv "$deps_cache.part" "$deps_cache"
 fi
-in_root 'scripts/build.sh && cd build && ctest --output-on-failure -j1 "$@"' "$@"
+in_root 'scripts/build.sh && cd build && ctest --output-on-failure -j$(nproc) "$@"' "$@"

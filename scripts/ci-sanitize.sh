@@ -19,4 +19,5 @@ echo "zeek-spy: sanitizer build in $build" >&2
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"
-ctest --output-on-failure -j1 "$@"
+# RUN_SERIAL keeps the tests that measure time alone; the others share the cores.
+ctest --output-on-failure -j"${CTEST_JOBS:-$(nproc)}" "$@"

@@ -5,4 +5,5 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh"
 cd "${BUILD_DIR:-$top/build}"
-ctest --output-on-failure -j1 "$@"
+# RUN_SERIAL keeps the tests that measure time alone; the others share the cores.
+ctest --output-on-failure -j"${CTEST_JOBS:-$(nproc)}" "$@"

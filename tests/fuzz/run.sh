@@ -27,7 +27,8 @@ for name in ${FUZZ_TARGETS:-reader resolver layout elf dwarf native}; do
   work="$build/fuzz-work/$name"
   mkdir -p "$work/corpus" "$work/crashes"
   log="$work/log.txt"
-  "$bin" -max_total_time="$seconds" -max_len="${max_len[$name]}" -timeout=20 \
+  echo "fuzz_$name: -seed=${FUZZ_SEED:-0} (0: libFuzzer picks one and prints it)"
+  "$bin" -seed="${FUZZ_SEED:-0}" -max_total_time="$seconds" -max_len="${max_len[$name]}" -timeout=20 \
          -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
          "$work/corpus" "$here/corpus/$name" >"$log" 2>&1
   rc=$?
