@@ -1,8 +1,5 @@
 /* zeek-spy-convert: the command line. The work is in conv_*.c. */
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
@@ -21,10 +18,9 @@
 #include "conv_speedscope.h"
 #include "conv_summary.h"
 #include "conv_svg.h"
+#include "conv_watch.h"
 #include "zs_format.h"
 #include "zs_parse.h"
-#include "zs_reader.h"
-#include "zs_grow.h"
 #include "zs_version.h"
 
 static const char PROG[] = "zeek-spy-convert";
@@ -96,8 +92,8 @@ static void usage(FILE *out)
             "                        (POST /profiles/writeraw, http://HOST:7070)\n"
             "      --push-timeout SECS  each try's limit (default 10; 4 tries in all)\n"
             "      --watch DIR       with --push: every 10 s, push each recording in DIR\n"
-            "                        the recorder has finished (rotated parts), until\n"
-            "                        SIGINT or SIGTERM\n"
+            "                        the recorder has finished (rotated parts) or left\n"
+            "                        behind, until SIGINT or SIGTERM\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
             "      --from TIME       only samples at or after TIME: seconds from the start\n"
@@ -454,78 +450,15 @@ static int push_one(const options *o, conv_cache *cache, const char *path, zs_er
     return rc;
 }
 
-/* Whether the recorder finished path (its trailer is there): a part still
- * being written is left for a later look. */
-static int finished(const char *path)
-{
-    zs_error err = {0};
-    zs_reader *r = zs_reader_open(path, &err);
-    zs_record rec;
-    int got, trailer = 0;
-    while (r && (got = zs_reader_next(r, &rec, &err)) > 0)
-        trailer |= rec.type == ZS_REC_TRAILER;
-    zs_reader_close(r);
-    return trailer;
-}
+typedef struct watch_ctx {
+    const options *o;
+    conv_cache *cache;
+} watch_ctx;
 
-static volatile sig_atomic_t stop_watching;
-static void on_stop(int sig) { stop_watching = sig; }
-
-static int by_name(const void *a, const void *b)
+static int push_watched(void *ctx, const char *path, zs_error *err)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --watch: every 10 s, each finished recording of dir not pushed yet, in
- * name order (a rotation's parts in theirs); a push that fails is tried
- * again at the next look. Returns when a stop signal comes. */
-static int watch(const options *o, conv_cache *cache)
-{
-    struct sigaction sa = {.sa_handler = on_stop};
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    if (!o->quiet)
-        fprintf(stderr, "%s: watching %s, pushing to %s\n", PROG, o->watch_dir, o->push_url);
-    while (!stop_watching) {
-        DIR *d = opendir(o->watch_dir);
-        if (!d) {
-            fprintf(stderr, "%s: error: --watch %s: %s\n", PROG, o->watch_dir, strerror(errno));
-            return 1;
-        }
-        char **names = NULL;
-        size_t n = 0, cap = 0;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t len = strlen(e->d_name);
-            if (len < 6 || strcmp(e->d_name + len - 5, ".zspy"))
-                continue;
-            char *path = NULL;
-            if (asprintf(&path, "%s/%s", o->watch_dir, e->d_name) < 0 ||
-                zs_grow(&names, &cap, n + 1, sizeof *names, 64)) {
-                free(path);
-                break;
-            }
-            names[n++] = path;
-        }
-        closedir(d);
-        qsort(names, n, sizeof *names, by_name);
-        for (size_t i = 0; i < n; i++) {
-            char marker[4200];
-            struct stat st;
-            snprintf(marker, sizeof marker, "%s.pushed", names[i]);
-            zs_error err = {0};
-            if (!stop_watching && stat(marker, &st) != 0 && finished(names[i]) &&
-                push_one(o, cache, names[i], &err))
-                zs_error_print(PROG, &err); /* tried again at the next look */
-            free(names[i]);
-        }
-        free(names);
-        for (int t = 0; t < 100 && !stop_watching; t++)
-            usleep(100000);
-    }
-    if (!o->quiet)
-        fprintf(stderr, "%s: stopped watching on signal %d\n", PROG, (int)stop_watching);
-    return 0;
+    const watch_ctx *w = ctx;
+    return push_one(w->o, w->cache, path, err);
 }
 
 int main(int argc, char **argv)
@@ -550,7 +483,10 @@ int main(int argc, char **argv)
         err.code = ZS_OK;
     }
     if (o.watch_dir) {
-        status = watch(&o, cache);
+        if (!o.quiet)
+            fprintf(stderr, "%s: watching %s, pushing to %s\n", PROG, o.watch_dir, o.push_url);
+        watch_ctx w = {&o, cache};
+        status = conv_watch(PROG, o.watch_dir, o.quiet, push_watched, &w);
         goto out;
     }
     if (o.push_url) {
