@@ -8,12 +8,70 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zs_grow.h"
 #include "zs_reader.h"
 
 #define LOOK_EVERY_S 10
+#define RETRY_MAX_S 600
+
+/* A part whose push failed: tried again after `delay` seconds, from two
+ * looks on and doubling up to RETRY_MAX_S, so that a back end that refuses it (or is down for
+ * hours) gets a try and the journal a line every 10 minutes, not every
+ * look. */
+typedef struct failing {
+    char *path;
+    time_t next;
+    unsigned delay;
+    int seen; /* still in the directory at this look */
+} failing;
+
+typedef struct failures {
+    failing *v;
+    size_t n, cap;
+} failures;
+
+static failing *find_failing(failures *f, const char *path)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!strcmp(f->v[i].path, path))
+            return &f->v[i];
+    return NULL;
+}
+
+static void note_failure(failures *f, const char *path, time_t now)
+{
+    failing *e = find_failing(f, path);
+    if (!e) {
+        char *copy = strdup(path);
+        if (!copy || zs_grow(&f->v, &f->cap, f->n + 1, sizeof *f->v, 16)) {
+            free(copy);
+            return; /* out of memory: tried at every look */
+        }
+        e = &f->v[f->n++];
+        *e = (failing){copy, 0, 2 * LOOK_EVERY_S, 1};
+    } else {
+        e->delay = e->delay * 2 > RETRY_MAX_S ? RETRY_MAX_S : e->delay * 2;
+    }
+    e->next = now + e->delay;
+}
+
+/* Forgets the parts pushed since, or gone from the directory. */
+static void forget_settled(failures *f, int (*pushed)(const char *))
+{
+    size_t k = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->v[i].seen && !pushed(f->v[i].path)) {
+            f->v[i].seen = 0;
+            f->v[k++] = f->v[i];
+        } else {
+            free(f->v[i].path);
+        }
+    }
+    f->n = k;
+}
 
 static volatile sig_atomic_t stop_watching;
 static void on_stop(int sig) { stop_watching = sig; }
@@ -69,13 +127,19 @@ static holding held_open(const struct stat *st)
     return h;
 }
 
+static int marked_pushed(const char *path)
+{
+    char marker[PATH_MAX + 16];
+    struct stat st;
+    snprintf(marker, sizeof marker, "%s.pushed", path);
+    return stat(marker, &st) == 0;
+}
+
 /* Whether path is ready to push: not marked, and finished or abandoned. */
 static int ready(const char *path)
 {
-    char marker[PATH_MAX + 16];
-    struct stat st, mst;
-    snprintf(marker, sizeof marker, "%s.pushed", path);
-    if (stat(marker, &mst) == 0 || stat(path, &st) != 0)
+    struct stat st;
+    if (marked_pushed(path) || stat(path, &st) != 0)
         return 0;
     holding h = held_open(&st);
     if (h == HELD)
@@ -124,25 +188,41 @@ int conv_watch(const char *prog, const char *dir, int quiet, conv_watch_push pus
     struct sigaction sa = {.sa_handler = on_stop};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    failures failed = {0};
+    int rc = 0;
     while (!stop_watching) {
         zs_error err = {0};
         size_t n = 0;
         char **names = recordings_in(dir, &n, &err);
         if (err.code) {
             zs_error_print(prog, &err);
-            return 1;
+            rc = 1;
+            break;
         }
         for (size_t i = 0; i < n; i++) {
+            failing *f = find_failing(&failed, names[i]);
+            time_t now = time(NULL);
+            if (f)
+                f->seen = 1;
             err = (zs_error){0};
-            if (!stop_watching && ready(names[i]) && push(ctx, names[i], &err))
-                zs_error_print(prog, &err); /* tried again at the next look */
+            if (!stop_watching && (!f || now >= f->next) && ready(names[i]) &&
+                push(ctx, names[i], &err)) {
+                zs_error_print(prog, &err);
+                note_failure(&failed, names[i], now);
+                if ((f = find_failing(&failed, names[i])) && !quiet)
+                    fprintf(stderr, "%s: %s: tried again in %u s\n", prog, names[i], f->delay);
+            }
             free(names[i]);
         }
         free(names);
+        forget_settled(&failed, marked_pushed);
         for (int t = 0; t < LOOK_EVERY_S * 10 && !stop_watching; t++)
             usleep(100000);
     }
-    if (!quiet)
+    for (size_t i = 0; i < failed.n; i++)
+        free(failed.v[i].path);
+    free(failed.v);
+    if (rc == 0 && !quiet)
         fprintf(stderr, "%s: stopped watching on signal %d\n", prog, (int)stop_watching);
-    return 0;
+    return rc;
 }

@@ -10,8 +10,8 @@ typedef int (*conv_watch_push)(void *ctx, const char *path, zs_error *err);
 /* Every 10 s, each recording (*.zspy) in DIR without a FILE.pushed marker
  * that is ready: finished by the recorder (its trailer written), or left
  * unfinished by a recorder that died (no process holds it open any more).
- * In name order (a rotation's parts in theirs); a push that fails is tried
- * again at the next look. Returns 0 when SIGINT or SIGTERM comes, 1 when
+ * In name order (a rotation's parts in theirs); a part whose push failed
+ * is tried again later (20 s, doubling up to 10 minutes). Returns 0 when SIGINT or SIGTERM comes, 1 when
  * DIR cannot be read. */
 int conv_watch(const char *prog, const char *dir, int quiet, conv_watch_push push, void *ctx);
 

@@ -184,6 +184,25 @@ def main():
         print("  the push unit's command (--watch): 2 finished parts pushed; the one held open "
               "left alone, pushed once closed (no trailer: a recorder that died); SIGTERM ends it")
 
+        # --watch against a back end that refuses: one line per try, and the
+        # tries of a part spaced out (20 s, doubling), not one every look.
+        refused_dir = os.path.join(work, "refused")
+        os.mkdir(refused_dir)
+        run([gen, "-o", os.path.join(refused_dir, "p-0001.zspy"), "--samples", "500", "--seed", "4"])
+        srv, url, _ = standin(work, "refuse")
+        servers.append(srv)
+        watcher = subprocess.Popen([convert, "--no-cache", "--push", url, "--watch", refused_dir],
+                                   stderr=subprocess.PIPE, text=True)
+        servers.append(watcher)
+        time.sleep(15)
+        watcher.terminate()
+        err = watcher.communicate(timeout=20)[1]
+        tries = [l for l in err.splitlines() if " 400 Bad Request" in l]
+        if len(tries) != 1 or "tried again in 20 s" not in err or \
+                os.path.exists(os.path.join(refused_dir, "p-0001.zspy.pushed")):
+            fail("--watch against a refusing back end: %d tries in 15 s, want 1: %s" % (len(tries), err))
+        print("  --watch, back end refusing: 1 try in 15 s, the next in 20 s: %s" % tries[0].strip())
+
         # Bad URLs: one line each, exit 2.
         for bad in ("https://pyroscope:4040", "pyroscope:4040", "http://:4040", "http://host:port"):
             r = run([convert, "--no-cache", "--push", bad, rec])
