@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "conv_read.h"
+#include "zs_cmdline.h"
 #include "zs_layout.h"
 
 enum { MAX_EVENTS_SHOWN = 8 };
@@ -54,12 +55,13 @@ static void process(const zs_record *r, FILE *out)
     zs_layout l;
     const char *model = layout && !zs_layout_parse(layout, strlen(layout), "layout", &l, NULL)
                             ? zs_model_name(l.model) : "unreadable";
-    fprintf(out, "  process %u (pid %s in its namespace): Zeek %s, %s%s%s, layout from %s (%s model)\n",
+    fprintf(out, "  process %u (pid %s in its namespace): Zeek %s, %s%s%s, layout from %s (%s model)%s\n",
             r->process.pid, zs_kv_get(kv, n, "ns_pid") ? zs_kv_get(kv, n, "ns_pid") : "?",
             zs_kv_get(kv, n, "zeek_version") ? zs_kv_get(kv, n, "zeek_version") : "?",
             zs_kv_get(kv, n, "exe") ? zs_kv_get(kv, n, "exe") : "?", node && *node ? ", node " : "",
             node && *node ? node : "", zs_kv_get(kv, n, "layout_source") ? zs_kv_get(kv, n, "layout_source") : "?",
-            model);
+            model, zs_cmdline_zam(zs_kv_get(kv, n, "cmdline"))
+                       ? ", scripts compiled with ZAM (functions ZAM inlined have no frames)" : "");
 }
 
 /* Prints the header, processes and events as they come, and counts what

@@ -10,6 +10,7 @@
 #include "rec_constants.h"
 #include "rec_session_priv.h"
 #include "zs_grow.h"
+#include "zs_cmdline.h"
 
 slot *rec_slot_new(session *s, zs_error *err)
 {
@@ -60,6 +61,10 @@ static int announce(session *s, slot *sl, zs_error *err)
     rec_say(s, "recording pid %d (%s, Zeek %s, layout from %s%s%s%s)", (int)sl->target.pid,
         sl->target.exe, sl->target.zeek_version, rec_layout_source_name(sl->target.layout_source),
         sl->target.node[0] ? ", node " : "", sl->target.node, inspected);
+    if (zs_cmdline_zam(sl->target.cmdline))
+        rec_say(s, "note: pid %d compiles its scripts with ZAM (-O ZAM): the functions ZAM inlines "
+            "have no frames of their own (their time is their callers') and ZAM bodies no lines",
+            (int)sl->target.pid);
     return 0;
 }
 

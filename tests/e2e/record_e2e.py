@@ -359,6 +359,26 @@ def test_sigint(env):
     target.wait(timeout=30)
 
 
+def test_zam_note(env):
+    """A zeek run with -O ZAM: the recorder and --info say that the
+    functions ZAM inlines have no frames of their own; without it, neither."""
+    cases = ((["-O", "ZAM"], True), (["-O", "no-ZAM-opt"], False), ([], False))
+    for i, (args, want) in enumerate(cases):
+        rec = env.path("zam-%d.zspy" % i)
+        r = run([env.record, "-r", "100", "-o", rec, "--", env.target] + args +
+                ["--seconds", "1", "--quiet"])
+        if r.returncode != 0:
+            fail("record %s exited %d: %s" % (args, r.returncode, r.stderr))
+        noted = re.search(r"note: pid \d+ compiles its scripts with ZAM \(-O ZAM\): the functions "
+                          r"ZAM inlines have no frames of their own", r.stderr) is not None
+        info = run([env.convert, "--info", rec])
+        described = "scripts compiled with ZAM" in info.stdout
+        if noted != want or described != want:
+            fail("zeek %s: recorder note %s, --info %s, want %s: %s %s"
+                 % (" ".join(args), noted, described, want, r.stderr, info.stdout))
+    print("-O ZAM noted by the recorder and --info; -O no-ZAM-opt and no -O not")
+
+
 def expect_refusal(env, args, pattern, what, pid=None):
     r = run([env.record] + args)
     lines = [l for l in r.stderr.strip().splitlines() if l]
@@ -417,7 +437,7 @@ def main():
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
     chosen = {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
               "normal-priority": test_normal_priority,
-              "bad-input": test_bad_input, "layout-file": lambda e: test_launch(e, True)}[test]
+              "bad-input": test_bad_input, "zam-note": test_zam_note, "layout-file": lambda e: test_launch(e, True)}[test]
     for attempt in (1, 2):
         steal = steal_jiffies()
         try:

@@ -926,6 +926,10 @@ static bool parse_options(int argc, char** argv, Options* opt)
 			opt->deep = strtol(v, &end, 10);
 			if ( errno || *end || end == v || opt->deep <= 0 || opt->deep > 100000 )
 				return false;
+		} else if ( (v = option_value("-O", argc, argv, &i)) ) {
+			// zeek's script optimization (-O ZAM): the double has no ZAM; the
+			// recorder reads the option from its command line.
+			(void)v;
 		} else if ( (v = option_value("--unstoppable-ms", argc, argv, &i)) ) {
 			errno = 0;
 			opt->unstoppable_ms = strtol(v, &end, 10);
