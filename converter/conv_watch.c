@@ -18,9 +18,9 @@
 #define RETRY_MAX_S 600
 
 /* A part whose push failed: tried again after `delay` seconds, from two
- * looks on and doubling up to RETRY_MAX_S, so that a back end that refuses it (or is down for
- * hours) gets a try and the journal a line every 10 minutes, not every
- * look. */
+ * looks on and doubling up to RETRY_MAX_S, so that a back end that refuses
+ * it (or is down for hours) gets a try and the journal a line every 10
+ * minutes, not every look. */
 typedef struct failing {
     char *path;
     time_t next;
