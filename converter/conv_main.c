@@ -61,6 +61,7 @@ typedef struct options {
     uint64_t push_timeout_s;
     conv_push_api push_api;
     const char *watch_dir; /* --watch: push each part finished there, until stopped */
+    double watch_every_s;  /* --watch-every */
 } options;
 
 static void usage(FILE *out)
@@ -94,6 +95,7 @@ static void usage(FILE *out)
             "      --watch DIR       with --push: every 10 s, push each recording in DIR\n"
             "                        the recorder has finished (rotated parts) or left\n"
             "                        behind, until SIGINT or SIGTERM\n"
+            "      --watch-every SECS  with --watch, look this often (default 10, 0.1..3600)\n"
             "      --pid PID         only samples of this process (repeatable)\n"
             "      --node NAME       only samples of this cluster node (repeatable)\n"
             "      --from TIME       only samples at or after TIME: seconds from the start\n"
@@ -121,7 +123,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
            OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE, OPT_PUSH,
-           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH };
+           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH, OPT_WATCH_EVERY };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -138,6 +140,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"push-timeout", required_argument, 0, OPT_PUSH_TIMEOUT},
         {"push-api", required_argument, 0, OPT_PUSH_API},
         {"watch", required_argument, 0, OPT_WATCH},
+        {"watch-every", required_argument, 0, OPT_WATCH_EVERY},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -177,6 +180,9 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (conv_push_parse_url(optarg, &o->push, err)) return -1;
             break;
         case OPT_WATCH: o->watch_dir = optarg; break;
+        case OPT_WATCH_EVERY:
+            if (zs_parse_number("--watch-every", optarg, 0.1, 3600, &o->watch_every_s, err)) return -1;
+            break;
         case OPT_PUSH_API:
             if (!strcmp(optarg, "pyroscope")) o->push_api = CONV_PUSH_PYROSCOPE;
             else if (!strcmp(optarg, "parca")) o->push_api = CONV_PUSH_PARCA;
@@ -214,6 +220,10 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     o->nrecordings = argc - optind;
     if (o->watch_dir && (!o->push_url || o->nrecordings))
         return zs_fail(err, ZS_E_USAGE, "--watch DIR needs --push URL and no recordings");
+    if (o->watch_every_s && !o->watch_dir)
+        return zs_fail(err, ZS_E_USAGE, "--watch-every needs --watch DIR");
+    if (!o->watch_every_s)
+        o->watch_every_s = 10;
     if (o->nrecordings < 1 && !o->watch_dir)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
     if (o->write.reverse && o->format != FORMAT_SVG)
@@ -486,7 +496,7 @@ int main(int argc, char **argv)
         if (!o.quiet)
             fprintf(stderr, "%s: watching %s, pushing to %s\n", PROG, o.watch_dir, o.push_url);
         watch_ctx w = {&o, cache};
-        status = conv_watch(PROG, o.watch_dir, o.quiet, push_watched, &w);
+        status = conv_watch(PROG, o.watch_dir, o.watch_every_s, o.quiet, push_watched, &w);
         goto out;
     }
     if (o.push_url) {

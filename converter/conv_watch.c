@@ -14,13 +14,13 @@
 #include "zs_grow.h"
 #include "zs_reader.h"
 
-#define LOOK_EVERY_S 10
+#define RETRY_FIRST_S 20
 #define RETRY_MAX_S 600
 
-/* A part whose push failed: tried again after `delay` seconds, from two
- * looks on and doubling up to RETRY_MAX_S, so that a back end that refuses
- * it (or is down for hours) gets a try and the journal a line every 10
- * minutes, not every look. */
+/* A part whose push failed: tried again after `delay` seconds, from
+ * RETRY_FIRST_S and doubling up to RETRY_MAX_S, so that a back end that
+ * refuses it (or is down for hours) gets a try and the journal a line every
+ * 10 minutes, not every look. */
 typedef struct failing {
     char *path;
     time_t next;
@@ -51,7 +51,7 @@ static void note_failure(failures *f, const char *path, time_t now)
             return; /* out of memory: tried at every look */
         }
         e = &f->v[f->n++];
-        *e = (failing){copy, 0, 2 * LOOK_EVERY_S, 1};
+        *e = (failing){copy, 0, RETRY_FIRST_S, 1};
     } else {
         e->delay = e->delay * 2 > RETRY_MAX_S ? RETRY_MAX_S : e->delay * 2;
     }
@@ -183,7 +183,8 @@ static char **recordings_in(const char *dir, size_t *n, zs_error *err)
     return names;
 }
 
-int conv_watch(const char *prog, const char *dir, int quiet, conv_watch_push push, void *ctx)
+int conv_watch(const char *prog, const char *dir, double every_s, int quiet, conv_watch_push push,
+               void *ctx)
 {
     struct sigaction sa = {.sa_handler = on_stop};
     sigaction(SIGINT, &sa, NULL);
@@ -216,7 +217,7 @@ int conv_watch(const char *prog, const char *dir, int quiet, conv_watch_push pus
         }
         free(names);
         forget_settled(&failed, marked_pushed);
-        for (int t = 0; t < LOOK_EVERY_S * 10 && !stop_watching; t++)
+        for (int t = 0; t < (int)(every_s * 10 + 0.5) && !stop_watching; t++)
             usleep(100000);
     }
     for (size_t i = 0; i < failed.n; i++)

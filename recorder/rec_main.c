@@ -42,8 +42,8 @@ static void usage(FILE *out)
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
             "      --no-follow-cpu    do not move the recorder to each target's CPU to sample it\n"
             "      --native           also record zeek's native (C++) frames, merged with the\n"
-            "                         script frames (blocking mode)\n"
-            "      --no-native        script frames only (the default for now)\n"
+            "                         script frames (the default in blocking mode)\n"
+            "      --no-native        script frames only (the default with --nonblocking)\n"
             "      --layout FILE      object layout to use (see --print-layout)\n"
             "      --no-dwarf         ignore debug info, use the built-in layout table\n"
             "      --print-layout     print the layout for a pid or executable and exit\n"
@@ -107,6 +107,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
+    o->native = -1; /* on unless --no-native or --nonblocking: see below */
     o->top_window_s = 10;
     double top_window = 0;
     size_t pids_cap = 0;
@@ -155,13 +156,16 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     }
     char **rest = argv + optind;
     int nrest = argc - optind;
+    int native_asked = o->native == 1;
+    if (o->native == -1)
+        o->native = !o->nonblocking;
     if (c->print_layout) {
         if ((o->npids == 1) == (nrest == 1))
             return zs_fail(err, ZS_E_USAGE, "--print-layout needs one -p PID or one EXECUTABLE");
         c->exe = nrest ? rest[0] : NULL;
         return 0;
     }
-    if (o->native && o->nonblocking)
+    if (native_asked && o->nonblocking)
         return zs_fail(err, ZS_E_USAGE, "--native needs the blocking mode: the registers and the "
                        "stack are copied while zeek is stopped");
     if (c->dump) {

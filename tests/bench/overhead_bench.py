@@ -103,8 +103,8 @@ def main():
     time.sleep(0.3)
     out = os.path.join(tmp, "steady.zspy")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run([args.recorder, "-p", str(long_target.pid), "-d", "10", "-r", "100", "-o", out,
-                        "--stats", "1"], capture_output=True, text=True)
+    r = subprocess.run([args.recorder, "--no-native", "-p", str(long_target.pid), "-d", "10", "-r", "100",
+                        "-o", out, "--stats", "1"], capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     long_target.wait()
     cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / 10.0 * 100.0
@@ -125,9 +125,9 @@ def main():
     row("process_vm_readv calls/sample", "<= 3", float(reads.group(1)), float(reads.group(1)) <= 3)
 
     # 2. Slowdown of the fixed workload.
-    s100, _, _ = slowdown(args, ["-r", "100"], tmp, "b100")
+    s100, _, _ = slowdown(args, ["-r", "100", "--no-native"], tmp, "b100")
     row("slowdown @100 Hz", "<= 0.5 %", s100, s100 <= 0.5, " %")
-    s1000, err1000, _ = slowdown(args, ["-r", "1000"], tmp, "b1000")
+    s1000, err1000, _ = slowdown(args, ["-r", "1000", "--no-native"], tmp, "b1000")
     row("slowdown @1000 Hz", "<= 3 %", s1000, s1000 <= 3.0, " %")
     p50k, p99k = stop_times(err1000)
     row("stop time p50/p99 @1000 Hz", "(report)", "%.0f / %.0f us" % (p50k, p99k), True)

@@ -211,7 +211,7 @@ def test_window(env):
     """The workload is uniform, so the ground truth's shares hold for any
     window; a window must also hold about its length in samples."""
     rec, truth = env.path("w.zspy"), env.path("truth.tsv")
-    r = run([env.record, "-r", str(e2e.RATE_HZ), "-o", rec, "--", env.target, "--seconds", "8", "--quiet",
+    r = run([env.record, "--no-native", "-r", str(e2e.RATE_HZ), "-o", rec, "--", env.target, "--seconds", "8", "--quiet",
              "--ground-truth", truth])
     if r.returncode != 0:
         fail("record failed: " + r.stderr)
@@ -266,7 +266,7 @@ def test_container(env):
     Malcolm), recorded from the host: both pids are kept, the profile holds."""
     rec, truth = env.path("ct.zspy"), env.path("truth.tsv")
     ns = subprocess.Popen(["unshare", "--pid", "--fork", "--mount", "--mount-proc", env.target,
-                           "--seconds", "8", "--quiet", "--ground-truth", truth,
+                           "--seconds", "9", "--quiet", "--ground-truth", truth,
                            "--switch-log", truth + ".switches"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
@@ -286,9 +286,22 @@ def test_container(env):
     nspid = re.search(r"NSpid:\s+(\d+)\s+(\d+)", status)
     if not nspid or nspid.group(2) != "1":
         fail("the target is not in its own pid namespace: " + str(nspid))
-    r = run([env.record, "-p", str(host_pid), "-r", str(e2e.RATE_HZ), "-d", "6", "-o", rec])
+    # Script frames, whose shares the double's log checks; then the default,
+    # native frames, whose modules are read through /proc/PID/root.
+    r = run([env.record, "--no-native", "-p", str(host_pid), "-r", str(e2e.RATE_HZ), "-d", "6", "-o", rec])
     if r.returncode != 0:
         fail("recording a namespaced zeek: " + r.stderr)
+    native = env.path("ct-native.zspy")
+    n = run([env.record, "-p", str(host_pid), "-r", "200", "-d", "1", "-o", native])
+    unwound = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed", n.stderr)
+    if n.returncode != 0 or not unwound or int(unwound.group(1)) < 100 or unwound.group(2) != "0":
+        fail("native frames of a namespaced zeek: " + n.stderr)
+    folded = run([env.convert, "--no-cache", "-f", "folded", "-o", "-", native]).stdout.splitlines()
+    rooted = [ln for ln in folded if ln.startswith("_start;")]
+    if len(rooted) != len(folded):
+        fail("native stacks of a namespaced zeek not rooted at _start: %s" % (set(folded) - set(rooted)))
+    print("  native frames (the default): %s stacks unwound, none failed, all rooted at _start"
+          % unwound.group(1))
     ns.wait(timeout=30)
     info = run([env.convert, "--info", rec]).stdout
     if "process %d (pid 1 in its namespace)" % host_pid not in info:

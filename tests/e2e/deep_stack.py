@@ -35,12 +35,13 @@ def main():
             t.stderr.readline()  # the banner: its objects exist, the chain starts
             rec = env.path("deep.zspy")
             args = [env.record, "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)]
-            if nonblocking:
-                args.append("--nonblocking")
+            args.append("--nonblocking" if nonblocking else "--no-native")
             r = e2e.run(args)
             t.communicate()
             if r.returncode != 0:
                 e2e.fail("%s: recorder: %s" % (label, r.stderr))
+            if "native frames" in r.stderr:  # --nonblocking: script frames only
+                e2e.fail("%s: native frames recorded: %s" % (label, r.stderr))
             torn = re.search(r"(\d+) torn reads", r.stderr)
             torn = int(torn.group(1)) if torn else 0
             folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec])

@@ -494,10 +494,11 @@ def check_plugin(build):
                           "--plugin-unlink"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     rec = env.path("plugin.zspy")
-    r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", "3", "-o", rec, "-p", str(t.pid)])
+    # No --native: native frames are the default in blocking mode.
+    r = e2e.run([env.record, "-r", str(RATE), "-d", "3", "-o", rec, "-p", str(t.pid)])
     t.wait()
-    if r.returncode != 0:
-        e2e.fail("plugin: recorder: " + r.stderr)
+    if r.returncode != 0 or "native frames: " not in r.stderr:
+        e2e.fail("plugin: recorder (native frames by default): exit %d, %s" % (r.returncode, r.stderr))
     if os.path.exists(plugin):
         e2e.fail("plugin: the double did not delete its plugin's file")
     folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout

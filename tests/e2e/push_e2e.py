@@ -159,7 +159,7 @@ def main():
         subst = {"${ZEEK_SPY_PUSH_URL}": url, "${ZEEK_SPY_PUSH_API}": "pyroscope", "/var/lib/zeek-spy": parts}
         if os.path.basename(start[0]) != "zeek-spy-convert" or not all(k in start for k in subst):
             fail("the push unit's ExecStart is not what this test runs: %s" % start)
-        cmd = [convert, "--no-cache"] + [subst.get(w, w) for w in start[1:]]
+        cmd = [convert, "--no-cache"] + [subst.get(w, w) for w in start[1:]] + ["--watch-every", "0.5"]
         watcher = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         servers.append(watcher)
 
@@ -191,17 +191,19 @@ def main():
         run([gen, "-o", os.path.join(refused_dir, "p-0001.zspy"), "--samples", "500", "--seed", "4"])
         srv, url, _ = standin(work, "refuse")
         servers.append(srv)
-        watcher = subprocess.Popen([convert, "--no-cache", "--push", url, "--watch", refused_dir],
-                                   stderr=subprocess.PIPE, text=True)
+        watcher = subprocess.Popen([convert, "--no-cache", "--push", url, "--watch", refused_dir,
+                                    "--watch-every", "0.5"], stderr=subprocess.PIPE, text=True)
         servers.append(watcher)
-        time.sleep(15)
+        time.sleep(5)
         watcher.terminate()
         err = watcher.communicate(timeout=20)[1]
         tries = [l for l in err.splitlines() if " 400 Bad Request" in l]
         if len(tries) != 1 or "tried again in 20 s" not in err or \
                 os.path.exists(os.path.join(refused_dir, "p-0001.zspy.pushed")):
-            fail("--watch against a refusing back end: %d tries in 15 s, want 1: %s" % (len(tries), err))
-        print("  --watch, back end refusing: 1 try in 15 s, the next in 20 s: %s" % tries[0].strip())
+            fail("--watch against a refusing back end: %d tries in 5 s (looking every 0.5 s), want 1: %s"
+                 % (len(tries), err))
+        print("  --watch, back end refusing: 1 try in 5 s of looks every 0.5 s, the next in 20 s: %s"
+              % tries[0].strip())
 
         # Bad URLs: one line each, exit 2.
         for bad in ("https://pyroscope:4040", "pyroscope:4040", "http://:4040", "http://host:port"):

@@ -6,6 +6,10 @@ double of Zeek (tests/target), checked with the real `go tool pprof`.
     record_e2e.py BUILD_DIR attach GEN                # -p PID on a running target
     record_e2e.py BUILD_DIR sigint GEN                # SIGINT mid-run
     record_e2e.py BUILD_DIR bad-input                 # refusals leave targets untouched
+
+launch, attach and normal-priority record script frames only (--no-native):
+their shares are checked against the double's own log of its script
+functions. Native frames, the default, are checked by native_e2e.py.
 """
 import collections
 import math
@@ -293,7 +297,7 @@ def test_launch(env, layout_file=False):
         with open(layout, "w") as f:
             f.write(p.stdout)
         extra = ["--layout", layout]
-    r = run([env.record, "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
+    r = run([env.record, "--no-native", "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
              "--quiet", "--ground-truth", truth])
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -309,7 +313,7 @@ def test_launch(env, layout_file=False):
 def test_attach(env):
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
     target = start_target(env, 9, truth)
-    r = run([env.record, "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "6", "-o", rec])
+    r = run([env.record, "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "6", "-o", rec])
     print(r.stderr.strip())
     if r.returncode != 0:
         fail("record -p exited %d" % r.returncode)
@@ -327,7 +331,7 @@ def test_normal_priority(env):
     sleeps and sample it idle (+35 points of idle before the fix)."""
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
     target = start_target(env, 7, truth)
-    r = run([env.record, "--no-realtime", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
+    r = run([env.record, "--no-realtime", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
              "-o", rec])
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -400,6 +404,8 @@ def test_bad_input(env):
         expect_refusal(env, ["-p", str(sleeper.pid), "-o", out], r"not a zeek", "not a zeek", sleeper.pid)
         expect_refusal(env, ["-p", str(target.pid), "-r", "0", "-o", out], r"--rate", "bad rate", target.pid)
         expect_refusal(env, ["-p", str(target.pid), "-d", "-1", "-o", out], r"--duration", "bad duration", target.pid)
+        expect_refusal(env, ["-p", str(target.pid), "--native", "--nonblocking", "-o", out],
+                       r"--native needs the blocking mode", "--native --nonblocking", target.pid)
         expect_refusal(env, ["-p", str(target.pid), "-o", "/nonexistent/dir/x.zspy"],
                        r"/nonexistent/dir/x.zspy", "unwritable output", target.pid)
         open(out, "w").close()
