@@ -80,12 +80,19 @@ static uint64_t frame_func(const rec_sampler *s, size_t i)
     return rec_field(fields(s, i), s->layout->frame_function - st->lo);
 }
 
+/* A frame's line is its next_stmt. A body compiled by ZAM never sets it
+ * (it runs instructions, not statements) but names each call it makes
+ * (Frame::SetOnlyCall), which the callee's CallInfo keeps: that call
+ * expression is the caller's line. */
 static void frames(const rec_sampler *s, zs_frame *out)
 {
     const state *st = s->model_state;
     for (size_t i = 0; i < s->n; i++) {
         out[i].func = frame_func(s, i);
         out[i].stmt = rec_field(fields(s, i), s->layout->frame_next_stmt - st->lo);
+        if (!out[i].stmt && i + 1 < s->n)
+            out[i].stmt = rec_field(s->callinfo + (i + 1) * (size_t)s->layout->callinfo_size,
+                                    s->layout->callinfo_call);
     }
 }
 

@@ -6,6 +6,7 @@ double of Zeek (tests/target), checked with the real `go tool pprof`.
     record_e2e.py BUILD_DIR attach GEN                # -p PID on a running target
     record_e2e.py BUILD_DIR sigint GEN                # SIGINT mid-run
     record_e2e.py BUILD_DIR bad-input                 # refusals leave targets untouched
+    record_e2e.py BUILD_DIR zam-note|zam-lines GEN    # -O ZAM: the note, callers' lines
 
 launch, attach and normal-priority record script frames only (--no-native):
 their shares are checked against the double's own log of its script
@@ -383,6 +384,47 @@ def test_zam_note(env):
     print("-O ZAM noted by the recorder and --info; -O no-ZAM-opt and no -O not")
 
 
+def caller_locations(profile):
+    """(function, line, first line) of every location that calls another in
+    some sample, from `go tool pprof -raw` (script frames only: a location
+    is a frame)."""
+    locs, callers, section = {}, set(), None
+    for line in pprof(["-raw"], profile).splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        m = re.match(r"\s*\d+\s+\d+: ([\d ]+)$", line)
+        if section == "Samples:" and m:
+            callers.update(int(i) for i in m.group(1).split()[1:])  # all but the innermost
+        m = re.match(r"\s*(\d+): 0x[0-9a-f]+ M=\d+ (.*) (\S*):(\d+) s=(\d+)$", line)
+        if section == "Locations" and m:
+            locs[int(m.group(1))] = (m.group(2), int(m.group(4)), int(m.group(5)))
+    return {locs[i] for i in callers if i in locs}
+
+
+def test_zam_lines(env):
+    """-O ZAM: a ZAM-compiled body never sets its Frame's next_stmt, but each
+    call it makes is named in the callee's CallInfo (the double's -O ZAM
+    does the same). Every frame that calls another must show the line of
+    that call, the same lines as without ZAM; the innermost has none."""
+    callers = {}
+    for zam in (False, True):
+        rec, profile = env.path("lines-%d.zspy" % zam), env.path("lines-%d.pb.gz" % zam)
+        r = run([env.record, "--no-native", "-r", "1000", "-o", rec, "--", env.target] +
+                (["-O", "ZAM"] if zam else []) + ["--seconds", "2", "--quiet"])
+        c = run([env.convert, "--no-cache", "-q", "-o", profile, rec])
+        if r.returncode != 0 or c.returncode != 0:
+            fail("record/convert %s: %s %s" % ("-O ZAM" if zam else "", r.stderr, c.stderr))
+        callers[zam] = caller_locations(profile)
+    plain, zam = callers[False], callers[True]
+    wrong = sorted(loc for loc in zam if loc not in plain)
+    if len(zam) < 4 or wrong:
+        fail("-O ZAM: %d calling frames, these not at a call site seen without ZAM: %s (without ZAM: %s)"
+             % (len(zam), wrong, sorted(plain)))
+    print("  -O ZAM: %d calling frames, each at the line of its call (%s, ...)"
+          % (len(zam), ", ".join("%s:%d" % (name.split()[0], line) for name, line, _ in sorted(zam)[:3])))
+
+
 def expect_refusal(env, args, pattern, what, pid=None):
     r = run([env.record] + args)
     lines = [l for l in r.stderr.strip().splitlines() if l]
@@ -443,7 +485,8 @@ def main():
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
     chosen = {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
               "normal-priority": test_normal_priority,
-              "bad-input": test_bad_input, "zam-note": test_zam_note, "layout-file": lambda e: test_launch(e, True)}[test]
+              "bad-input": test_bad_input, "zam-note": test_zam_note,
+              "zam-lines": test_zam_lines, "layout-file": lambda e: test_launch(e, True)}[test]
     for attempt in (1, 2):
         steal = steal_jiffies()
         try:

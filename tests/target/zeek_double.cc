@@ -332,6 +332,10 @@ static void md5_hash_body(int64_t ns)
 
 static volatile sig_atomic_t stop_requested = 0;
 static bool hang_requested = false;   // --hang: see bif_md5_hash
+// -O ZAM: frames as ZAM-compiled bodies leave them. ZAM runs instructions,
+// not statements, so Frame::next_stmt is never set; a call it makes still
+// names its CallExpr (Frame::SetOnlyCall), which the callee's CallInfo keeps.
+static bool zam_frames = false;
 
 // The BiF: its cost is proportional to the "data" it is given. With --hang,
 // its call from Site::is_local_addr (200 us of data) never returns (until
@@ -604,7 +608,8 @@ __attribute__((always_inline)) inline void Stmt::Exec(Frame* f) const
 __attribute__((noinline)) void StmtList::Exec(Frame* f) const
 {
 	for ( Stmt* sub : stmts ) {
-		f->next_stmt = sub;
+		if ( ! zd::zam_frames )
+			f->next_stmt = sub;
 		zd::publish();
 		sub->Exec(f);
 	}
@@ -927,9 +932,9 @@ static bool parse_options(int argc, char** argv, Options* opt)
 			if ( errno || *end || end == v || opt->deep <= 0 || opt->deep > 100000 )
 				return false;
 		} else if ( (v = option_value("-O", argc, argv, &i)) ) {
-			// zeek's script optimization (-O ZAM): the double has no ZAM; the
-			// recorder reads the option from its command line.
-			(void)v;
+			// zeek's script optimization: the recorder reads it from the
+			// command line; -O ZAM leaves the frames as ZAM does (zam_frames).
+			zam_frames = strcmp(v, "ZAM") == 0;
 		} else if ( (v = option_value("--unstoppable-ms", argc, argv, &i)) ) {
 			errno = 0;
 			opt->unstoppable_ms = strtol(v, &end, 10);
