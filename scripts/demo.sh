@@ -40,5 +40,5 @@ Flame graph:    $out/profile.svg   (open it in a browser: click to zoom, Ctrl-F 
 speedscope:     $out/profile.speedscope.json   (https://www.speedscope.app, or npm's speedscope)
 Folded stacks:  $out/profile.folded   (flamegraph.pl, inferno)
 Open it with:   go tool pprof -http=:8080 $out/profile.pb.gz
-           or:  go tool pprof -top -ignore=empty_call_stack $out/profile.pb.gz
+           or:  go tool pprof -top -cum $out/profile.pb.gz
 MSG
