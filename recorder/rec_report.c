@@ -43,7 +43,7 @@ void rec_report_end(const session *s)
 {
     double secs = (double)(rec_now_ns() - s->start_ns) / 1e9;
     const rec_stats *st = &s->stats;
-    uint64_t bytes = rec_output_bytes(s->out), calls = 0, written = st->samples + st->credited;
+    uint64_t bytes = rec_output_bytes(s->out), calls = s->gone_reads, written = st->samples + st->credited;
     unsigned parts = rec_output_parts(s->out);
     for (size_t i = 0; i < s->nslots; i++)
         calls += s->slots[i]->sampler ? rec_sampler_calls(s->slots[i]->sampler) : 0;

@@ -113,7 +113,7 @@ typedef struct session {
     rec_output *out;
     rec_scout *scout;    /* --all */
     rec_scout_find *find; /* --all: room for one find (they are large) */
-    uint64_t gone_targets, gone_samples; /* released slots, for the end report */
+    uint64_t gone_targets, gone_samples, gone_reads; /* released slots, for the end report */
     uint64_t inspections_run, inspections_cached; /* the scout's, at its end */
     rec_top *top;        /* --top, or NULL */
     rec_stats stats;

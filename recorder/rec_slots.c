@@ -157,6 +157,7 @@ int rec_slots_release_gone(session *s, size_t i, zs_error *err)
                               ZS_EV_TARGET_EXITED, (uint64_t)st, msg, err);
     rec_output_drop_process(s->out, sl->target.pid);
     s->gone_samples += sl->taken + sl->credited;
+    s->gone_reads += sl->sampler ? rec_sampler_calls(sl->sampler) : 0;
     s->gone_targets++;
     if (sl->native) {
         uint64_t copies = 0;

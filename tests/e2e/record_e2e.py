@@ -305,6 +305,10 @@ def test_launch(env, layout_file=False):
         fail("record exited %d" % r.returncode)
     if "exited with status 0" not in r.stderr:
         fail("recorder did not say that the target exited")
+    # Each sample takes at least one read, also counted once the target is gone.
+    reads = re.search(r"([\d.]+) reads/sample", r.stderr)
+    if not reads or float(reads.group(1)) < 1:
+        fail("reads per sample not reported, or below 1, for a target that exited")
     source = "layout file" if layout_file else "built-in table" if env.stripped else "DWARF"
     if "layout from " + source not in r.stderr:
         fail("expected the layout to come from the " + source)
