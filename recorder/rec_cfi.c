@@ -181,8 +181,15 @@ int rec_cfi_unwind(rec_cfi *t, Dwfl *dwfl, const rec_cfi_start *s, rec_cfi_frame
         uint64_t ra;
         if (!read_word(s, cfa + (uint64_t)(int64_t)r->ra_offset, &ra, &out->beyond_copy))
             break;
-        if (r->fp == FP_SAVED)
-            fp_known = read_word(s, cfa + (uint64_t)(int64_t)r->fp_offset, &fp, &out->beyond_copy);
+        uint64_t fp_slot = cfa + (uint64_t)(int64_t)r->fp_offset;
+        /* A slot below the frame's stack pointer is dead: GCC's epilogues
+         * keep their row "rbp saved at CFA-16" past the `pop %rbp`, up to
+         * the `ret`, where rbp holds its caller's value again (and the copy
+         * starts at rsp). Read there, a caller that uses rbp as its frame
+         * pointer (code built -O0, as libbroker's prometheus-cpp) ended the
+         * unwind. */
+        if (r->fp == FP_SAVED && fp_slot >= sp)
+            fp_known = read_word(s, fp_slot, &fp, &out->beyond_copy);
         else if (r->fp == FP_UNDEFINED)
             fp_known = 0;
         if (ra == 0) /* the end of the chain */
