@@ -27,16 +27,20 @@
 void zs_fp_caller(void);
 extern const char zs_fp_leaf[], zs_fp_leaf_nop[], zs_fp_leaf_ret[], zs_fp_caller_end[];
 
+/* A frame-pointer prologue and its CFI, as GCC writes them at -O0. */
+#define FP_PROLOGUE                  \
+    "  .cfi_startproc\n"             \
+    "  push %rbp\n"                  \
+    "  .cfi_def_cfa_offset 16\n"     \
+    "  .cfi_offset %rbp, -16\n"      \
+    "  mov %rsp, %rbp\n"             \
+    "  .cfi_def_cfa_register %rbp\n"
+
 __asm__(".text\n"
         ".globl zs_fp_leaf, zs_fp_leaf_nop, zs_fp_leaf_ret\n"
         ".type zs_fp_leaf, @function\n"
         "zs_fp_leaf:\n"
-        "  .cfi_startproc\n"
-        "  push %rbp\n"
-        "  .cfi_def_cfa_offset 16\n"
-        "  .cfi_offset %rbp, -16\n"
-        "  mov %rsp, %rbp\n"
-        "  .cfi_def_cfa_register %rbp\n"
+        FP_PROLOGUE
         "zs_fp_leaf_nop:\n"
         "  nop\n"
         "  pop %rbp\n"
@@ -48,12 +52,7 @@ __asm__(".text\n"
         ".globl zs_fp_caller, zs_fp_caller_end\n"
         ".type zs_fp_caller, @function\n"
         "zs_fp_caller:\n"
-        "  .cfi_startproc\n"
-        "  push %rbp\n"
-        "  .cfi_def_cfa_offset 16\n"
-        "  .cfi_offset %rbp, -16\n"
-        "  mov %rsp, %rbp\n"
-        "  .cfi_def_cfa_register %rbp\n"
+        FP_PROLOGUE
         "  sub $32, %rsp\n"
         "1:\n"
         "  call zs_fp_leaf\n"
