@@ -41,8 +41,8 @@ import recording  # noqa: E402
 
 TOLERANCE_POINTS = 3.0
 SECONDS = 3  # rtguard: each case
-RATE = 600  # accuracy: 4,800 samples in 8 s, so sampling noise stays near 0.7 points
-ACCURACY_SECONDS = 8
+RATE = 800  # accuracy: 4,800 samples in 6 s, so sampling noise stays near 0.7 points
+ACCURACY_SECONDS = 6
 REPEATS = 1  # each generation and mode once, within CI's budget
 ALL_GENS = ["3.0", "8.0", "8.2", "3.0", "8.0", "8.2", "8.0", "8.2"]
 ALL_SECONDS = 30  # --all at ALL_RATE: 6,000 samples a process (at 1,000,
