@@ -1,6 +1,7 @@
 /* zeek-spy-convert: the command line. The work is in conv_*.c. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -405,10 +406,8 @@ static conv_profile *merged(const options *o, const conv_filter *filter, conv_ca
  * made once it was accepted (a recording marked so is not sent again). */
 static int push_one(const options *o, conv_cache *cache, const char *path, zs_error *err)
 {
-    char marker[4200];
-    snprintf(marker, sizeof marker, "%s.pushed", path);
-    struct stat st;
-    if (stat(marker, &st) == 0) {
+    char marker[PATH_MAX + 16];
+    if (conv_push_marked(path, marker, sizeof marker)) {
         if (!o->quiet)
             fprintf(stderr, "%s: %s: already pushed (%s)\n", PROG, path, marker);
         return 0;

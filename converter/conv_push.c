@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -293,4 +294,11 @@ int conv_push_send(const conv_push_target *t, const conv_push_request *r, int tr
     }
     free(text);
     return rc;
+}
+
+int conv_push_marked(const char *path, char *marker, size_t size)
+{
+    struct stat st;
+    snprintf(marker, size, "%s.pushed", path);
+    return stat(marker, &st) == 0;
 }

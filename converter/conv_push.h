@@ -49,4 +49,9 @@ typedef struct conv_push_request {
 int conv_push_send(const conv_push_target *t, const conv_push_request *r, int tries,
                    int timeout_s, zs_error *err);
 
+/* FILE.pushed, the marker of a recording the back end accepted (a
+ * recording marked so is not sent again): its path into marker; 1 when it
+ * exists. */
+int conv_push_marked(const char *path, char *marker, size_t size);
+
 #endif

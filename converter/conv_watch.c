@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conv_push.h"
 #include "zs_grow.h"
 #include "zs_reader.h"
 
@@ -130,9 +131,7 @@ static holding held_open(const struct stat *st)
 static int marked_pushed(const char *path)
 {
     char marker[PATH_MAX + 16];
-    struct stat st;
-    snprintf(marker, sizeof marker, "%s.pushed", path);
-    return stat(marker, &st) == 0;
+    return conv_push_marked(path, marker, sizeof marker);
 }
 
 /* Whether path is ready to push: not marked, and finished or abandoned. */

@@ -9,8 +9,8 @@
 #include "rec_clock.h"
 #include "rec_constants.h"
 #include "rec_session_priv.h"
-#include "zs_grow.h"
 #include "zs_cmdline.h"
+#include "zs_grow.h"
 
 slot *rec_slot_new(session *s, zs_error *err)
 {
@@ -63,7 +63,7 @@ static int announce(session *s, slot *sl, zs_error *err)
         sl->target.node[0] ? ", node " : "", sl->target.node, inspected);
     if (zs_cmdline_zam(sl->target.cmdline))
         rec_say(s, "note: pid %d compiles its scripts with ZAM (-O ZAM): the functions ZAM inlines "
-            "have no frames of their own (their time is their callers') and ZAM bodies no lines",
+            "have no frames of their own (their time is their callers') and the innermost ZAM body no line",
             (int)sl->target.pid);
     return 0;
 }
