@@ -16,10 +16,11 @@ enum { ZS_MAGIC_LEN = 8 };
 /* Bumped when a reader of the previous version would misread a file. Readers
  * read every version up to their own; record types they do not know are
  * skipped (and counted), so adding a record type needs no bump. */
-enum { ZS_FORMAT_VERSION = 5 }; /* 2: native frames (func 0) and SYMBOL records;
+enum { ZS_FORMAT_VERSION = 6 }; /* 2: native frames (func 0) and SYMBOL records;
                                    3: a native frame names a LOCATION, no longer a SYMBOL;
                                    4: each frame of a STACK says its kind;
-                                   5: a STACK opens with the first frames of an earlier one */
+                                   5: a STACK opens with the first frames of an earlier one;
+                                   6: a script frame's stmt may name a ZAM instruction */
 
 typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
@@ -87,6 +88,12 @@ typedef struct zs_stack_base {
 } zs_stack_base;
 
 static inline int zs_frame_is_native(const zs_frame *f) { return f->func == 0; }
+/* Format 6: a script frame's stmt with its lowest bit set is the address
+ * of the ZAM instruction (ZInst) its compiled body runs; statements and
+ * instructions are 8-byte aligned, so the bit is free. */
+enum { ZS_STMT_ZAM = 1 };
+static inline int zs_stmt_is_zam(uint64_t stmt) { return (stmt & ZS_STMT_ZAM) != 0; }
+static inline uint64_t zs_stmt_zam_inst(uint64_t stmt) { return stmt & ~(uint64_t)ZS_STMT_ZAM; }
 static inline zs_frame zs_native_frame(uint64_t location) { return (zs_frame){0, location}; }
 
 /* What a frame of a format-4 STACK is: the low two bits of its first varint. */

@@ -16,10 +16,12 @@ typedef struct field {
     const char *key;
     size_t offset;
     field_type type;
+    int zam; /* one of the optional ZAM keys: all of them or none */
 } field;
 
-#define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT}
-#define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL}
+#define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 0}
+#define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL, 0}
+#define ZAM_INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 1}
 
 static const field fields[] = {
     {"model", offsetof(zs_layout, model), F_MODEL},
@@ -48,6 +50,14 @@ static const field fields[] = {
     INT_FIELD(vector_end),
     INT_FIELD(string_data),
     INT_FIELD(string_size),
+    {"sym_zam_body_vtable", offsetof(zs_layout, sym_zam_body_vtable), F_SYMBOL, 1},
+    ZAM_INT_FIELD(zam_body_insts),
+    ZAM_INT_FIELD(zam_body_end_pc),
+    ZAM_INT_FIELD(zam_inst_size),
+    ZAM_INT_FIELD(zam_inst_loc),
+    ZAM_INT_FIELD(zam_locinfo_func_name),
+    ZAM_INT_FIELD(zam_locinfo_loc),
+    ZAM_INT_FIELD(zam_locinfo_parent),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -177,9 +187,13 @@ int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout 
     free(copy);
     if (rc)
         return rc;
+    size_t zam_seen = 0;
     for (size_t i = 0; i < FIELD_COUNT; i++)
-        if (!seen[i])
-            return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'", source, fields[i].key);
+        zam_seen += fields[i].zam && seen[i];
+    for (size_t i = 0; i < FIELD_COUNT; i++)
+        if (!seen[i] && (!fields[i].zam || zam_seen))
+            return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'%s", source, fields[i].key,
+                           fields[i].zam ? " (the zam_ keys go all together)" : "");
     return zs_layout_check(out, source, err);
 }
 
@@ -206,6 +220,8 @@ char *zs_layout_format(const zs_layout *l)
     size_t n = (size_t)snprintf(s, cap, "# zeek-spy layout (key = value; offsets in bytes)\n");
     for (size_t i = 0; i < FIELD_COUNT && n < cap; i++) {
         const char *base = (const char *)l + fields[i].offset;
+        if (fields[i].zam && !zs_layout_has_zam(l))
+            continue;
         switch (fields[i].type) {
         case F_MODEL:
             n += (size_t)snprintf(s + n, cap - n, "%s = %s\n", fields[i].key,
@@ -263,6 +279,16 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
     if (l->location_first_line == l->location_last_line ||
         l->location_filename == l->location_first_line)
         return zs_fail(err, ZS_E_LAYOUT, "%s: Location members overlap", source);
+    if (zs_layout_has_zam(l) &&
+        (!l->sym_zam_body_vtable[0] || l->zam_inst_size < 16 || l->zam_inst_size % 8 ||
+         !member_fits(l->zam_inst_loc, 8, l->zam_inst_size) ||
+         !member_fits(l->zam_locinfo_func_name, 32, OFFSET_MAX) ||
+         !member_fits(l->zam_locinfo_loc, 8, OFFSET_MAX) ||
+         !member_fits(l->zam_locinfo_parent, 8, OFFSET_MAX) ||
+         l->zam_body_insts == l->zam_body_end_pc))
+        return zs_fail(err, ZS_E_LAYOUT,
+                       "%s: the zam_ members are inconsistent (a vtable symbol, an 8-aligned "
+                       "instruction size of 16 or more holding its loc)", source);
     return 0;
 }
 

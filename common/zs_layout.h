@@ -54,16 +54,38 @@ typedef struct zs_layout {
     int32_t vector_end;
     int32_t string_data;
     int32_t string_size;
+
+    /* -O ZAM (optional: zam_inst_size 0 when the layout knows no ZAM).
+     * A ZBody is recognised by its vtable symbol; its instruction array
+     * (insts, end_pc of zam_inst_size-byte ZInsts) by the members below.
+     * Each ZInst's loc is a shared_ptr (its pointer first) to a ZAMLocInfo
+     * {func_name (a std::string), loc (a shared_ptr to a Location), parent
+     * (a shared_ptr to the ZAMLocInfo of the call it was inlined at)}. */
+    char sym_zam_body_vtable[ZS_SYMBOL_MAX];
+    int32_t zam_body_insts;
+    int32_t zam_body_end_pc;
+    int32_t zam_inst_size;
+    int32_t zam_inst_loc;
+    int32_t zam_locinfo_func_name;
+    int32_t zam_locinfo_loc;
+    int32_t zam_locinfo_parent;
 } zs_layout;
+
+/* Whether l can read ZAM-compiled bodies. */
+static inline int zs_layout_has_zam(const zs_layout *l) { return l->zam_inst_size > 0; }
 
 /* Finds the built-in layout for a Zeek version string ("6.0.3", "8.0.10-debug").
  * Returns NULL when no built-in layout covers it. */
 const zs_layout *zs_layout_builtin(const char *zeek_version);
+/* Gives l (a layout from DWARF, say) the built-in table's ZAM members for
+ * that version when it has none. */
+void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version);
 
 /* Versions covered by the built-in table, for messages and --help. */
 void zs_layout_builtin_versions(char *buf, size_t size);
 
-/* Plain-text format: "key = value" lines, '#' comments. Every key required. */
+/* Plain-text format: "key = value" lines, '#' comments. Every key required
+ * but the zam_ ones (all or none). */
 int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out, zs_error *err);
 int zs_layout_load(const char *path, zs_layout *out, zs_error *err);
 /* Returns a malloc'd text in the format zs_layout_parse reads. */

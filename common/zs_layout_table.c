@@ -19,6 +19,16 @@
 /* libstdc++ containers: vector {begin, end, end_of_storage}; string {data, size}. */
 #define LIBSTDCXX .vector_begin = 0, .vector_end = 8, .string_data = 0, .string_size = 8
 
+/* -O ZAM in 8.x (src/script_opt/ZAM/ZBody.h, ZInst.h, Profile.h): ZBody's
+ * insts and end_pc at 88 and 96, ZInst 88 bytes with its loc at 64,
+ * ZAMLocInfo {func_name 0, modules 32, loc 80, parent 96}. Verified
+ * against the DWARF of a real 8.2.2; 8.0.10's headers give the same
+ * offsets (GCC 12, not checked against its DWARF). 7.x differs (not in
+ * the table: its ZAM bodies show as before, without instructions). */
+#define ZAM_8 .sym_zam_body_vtable = "_ZTVN4zeek6detail5ZBodyE", .zam_body_insts = 88, \
+    .zam_body_end_pc = 96, .zam_inst_size = 88, .zam_inst_loc = 64, .zam_locinfo_func_name = 0, \
+    .zam_locinfo_loc = 80, .zam_locinfo_parent = 96
+
 /* Zeek 3.0: Location has a vtable; Func::kind is a 4-byte enum.
  * Verified against the DWARF of a real Zeek 3.0.1 (GCC 12).
  * Used for 3.0.0 and 3.0.1 only (src/Frame.h is the same in both). */
@@ -201,7 +211,7 @@ static const zs_layout zeek_8_0 = {
     .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
     .func_kind = 56, .func_kind_size = 1, .func_kind_builtin = 1,
     .func_name = 72, .func_bodies = 24, .body_size = 24, .body_stmts = 0,
-    LIBSTDCXX,
+    LIBSTDCXX, ZAM_8,
 };
 
 /* Zeek 8.1 on: g_frame_stack is gone, CallInfo is {call, frame} and the
@@ -223,7 +233,7 @@ static const zs_layout zeek_8_2 = {
     .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
     .func_kind = 56, .func_kind_size = 1, .func_kind_builtin = 1,
     .func_name = 72, .func_bodies = 24, .body_size = 24, .body_stmts = 0,
-    LIBSTDCXX,
+    LIBSTDCXX, ZAM_8,
 };
 
 typedef struct entry {
@@ -269,6 +279,21 @@ const zs_layout *zs_layout_builtin(const char *zeek_version)
             return table[i].layout;
     }
     return NULL;
+}
+
+void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version)
+{
+    const zs_layout *b = zs_layout_builtin(zeek_version);
+    if (zs_layout_has_zam(l) || !b || !zs_layout_has_zam(b))
+        return;
+    memcpy(l->sym_zam_body_vtable, b->sym_zam_body_vtable, sizeof l->sym_zam_body_vtable);
+    l->zam_body_insts = b->zam_body_insts;
+    l->zam_body_end_pc = b->zam_body_end_pc;
+    l->zam_inst_size = b->zam_inst_size;
+    l->zam_inst_loc = b->zam_inst_loc;
+    l->zam_locinfo_func_name = b->zam_locinfo_func_name;
+    l->zam_locinfo_loc = b->zam_locinfo_loc;
+    l->zam_locinfo_parent = b->zam_locinfo_parent;
 }
 
 /* Length of the "major.minor" part of a key. */

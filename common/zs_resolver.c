@@ -87,11 +87,11 @@ static int max2(int a, int b) { return a > b ? a : b; }
  * give (zs_layout.c) plus the widest member read from there. */
 enum { OBJ_READ_MAX = 4096 + 64 };
 
-int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs_location *out)
+/* The Location at loc. */
+static int read_location(const zs_memory *m, const zs_layout *l, uint64_t loc, zs_location *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t loc;
-    if (read_ptr(m, obj + (uint64_t)l->obj_location, &loc) || !loc)
+    if (!loc)
         return -1;
     /* One read for the whole Location, one snapshot region. */
     int size = max3(l->location_filename + 8, l->location_first_line + 4, l->location_last_line + 4);
@@ -107,6 +107,64 @@ int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs
     if (out->file)
         zs_path_normalize(out->file);
     return out->file ? 0 : -1;
+}
+
+int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs_location *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t loc;
+    if (read_ptr(m, obj + (uint64_t)l->obj_location, &loc))
+        return -1;
+    return read_location(m, l, loc, out);
+}
+
+/* One ZAMLocInfo: its function's name and its Location; *parent the next
+ * one out (0: none). */
+static int read_zam_locinfo(const zs_memory *m, const zs_layout *l, uint64_t info,
+                            zs_zam_line *out, uint64_t *parent)
+{
+    int size = max3(l->zam_locinfo_func_name + max2(l->string_data, l->string_size) + 8,
+                    l->zam_locinfo_loc + 8, l->zam_locinfo_parent + 8);
+    uint8_t b[OBJ_READ_MAX];
+    memset(out, 0, sizeof *out);
+    if (!info || size > (int)sizeof b || zs_mem_read(m, info, b, (size_t)size))
+        return -1;
+    zs_location at;
+    if (read_location(m, l, load_u64(b + l->zam_locinfo_loc), &at))
+        return -1;
+    out->func = read_std_string(m, l, b + l->zam_locinfo_func_name);
+    out->file = at.file;
+    out->line = at.first_line;
+    *parent = load_u64(b + l->zam_locinfo_parent);
+    if (!out->func) {
+        zs_zam_line_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int zs_resolve_zam(const zs_memory *m, const zs_layout *l, uint64_t inst, zs_zam_line *chain,
+                   size_t *n)
+{
+    *n = 0;
+    uint64_t info;
+    if (!zs_layout_has_zam(l) || read_ptr(m, inst + (uint64_t)l->zam_inst_loc, &info))
+        return -1;
+    while (info && *n < ZS_MAX_ZAM_CHAIN) {
+        uint64_t parent;
+        if (read_zam_locinfo(m, l, info, &chain[*n], &parent))
+            break;
+        ++*n;
+        info = parent;
+    }
+    return *n ? 0 : -1;
+}
+
+void zs_zam_line_free(zs_zam_line *z)
+{
+    free(z->func);
+    free(z->file);
+    memset(z, 0, sizeof *z);
 }
 
 char *zs_path_normalize(char *path)
@@ -160,12 +218,14 @@ static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *fu
     size_t n = (size_t)((end - begin) / (uint64_t)l->body_size);
     uint8_t *raw = malloc(end - begin);
     out->bodies = calloc(n, sizeof *out->bodies);
-    if (!raw || !out->bodies || zs_mem_read(m, begin, raw, end - begin)) {
+    out->body_stmts = calloc(n, sizeof *out->body_stmts);
+    if (!raw || !out->bodies || !out->body_stmts || zs_mem_read(m, begin, raw, end - begin)) {
         free(raw);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         uint64_t stmts = load_u64(raw + i * (size_t)l->body_size + l->body_stmts);
+        out->body_stmts[i] = stmts;
         if (stmts)
             zs_resolve_location(m, l, stmts, &out->bodies[i]);
     }
@@ -199,6 +259,7 @@ void zs_func_info_free(zs_func_info *f)
     for (size_t i = 0; i < f->nbodies; i++)
         zs_location_free(&f->bodies[i]);
     free(f->bodies);
+    free(f->body_stmts);
     free(f->name);
     memset(f, 0, sizeof *f);
 }
@@ -229,6 +290,65 @@ static char *format_string(const char *fmt, const char *a, const char *b, int n)
     return s;
 }
 
+/* Which of f's bodies holds instruction inst, as *at (its file and first
+ * line), when the instruction's own location cannot say: an event's
+ * handlers are bodies of one Func. -1 on no memory only. */
+static int zam_body_of(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                       uint64_t inst, zs_location *at)
+{
+    for (size_t i = 0; f->nbodies > 1 && i < f->nbodies; i++) {
+        uint64_t insts;
+        uint32_t end_pc;
+        uint64_t body = f->body_stmts[i];
+        if (!body || !f->bodies[i].file || read_ptr(m, body + (uint64_t)l->zam_body_insts, &insts) ||
+            zs_mem_read(m, body + (uint64_t)l->zam_body_end_pc, &end_pc, sizeof end_pc))
+            continue;
+        if (inst >= insts && inst < insts + (uint64_t)end_pc * (uint64_t)l->zam_inst_size) {
+            at->file = strdup(f->bodies[i].file);
+            at->first_line = at->last_line = f->bodies[i].first_line;
+            return at->file ? 0 : -1;
+        }
+    }
+    return 0;
+}
+
+/* A frame running ZAM instruction inst of f: the instruction's inlining
+ * chain, innermost first, ends in f's own body when complete (Zeek 7.0);
+ * from 7.2 on it is the innermost function alone. *at is where f's body
+ * is (its own line, or none when the chain does not reach it); the
+ * functions inlined into it go to out->inlined, outermost first. -1 on
+ * no memory only: an unreadable chain leaves the frame without a line. */
+static int zam_frames(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                      uint64_t inst, zs_location *at, zs_frame_info *out)
+{
+    zs_zam_line chain[ZS_MAX_ZAM_CHAIN];
+    size_t n;
+    if (zs_resolve_zam(m, l, inst, chain, &n))
+        return 0;
+    size_t own = !strcmp(chain[n - 1].func, f->name);
+    if (own) {
+        at->file = chain[n - 1].file;
+        at->first_line = at->last_line = chain[n - 1].line;
+        chain[n - 1].file = NULL;
+        zs_zam_line_free(&chain[n - 1]);
+    } else if (zam_body_of(m, l, f, inst, at) < 0) {
+        for (size_t i = 0; i < n; i++)
+            zs_zam_line_free(&chain[i]);
+        return -1;
+    }
+    size_t k = n - own;
+    out->inlined = k ? calloc(k, sizeof *out->inlined) : NULL;
+    if (k && !out->inlined) {
+        for (size_t i = 0; i < k; i++)
+            zs_zam_line_free(&chain[i]);
+        return -1;
+    }
+    for (size_t i = 0; i < k; i++)
+        out->inlined[i] = chain[k - 1 - i];
+    out->ninlined = k;
+    return 0;
+}
+
 int zs_resolve_frame_of(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
                         const zs_frame *frame, zs_frame_info *out)
 {
@@ -242,8 +362,12 @@ int zs_resolve_frame_of(const zs_memory *m, const zs_layout *l, const zs_func_in
         return out->name && out->file ? 0 : -1;
     }
     zs_location at = {0};
-    if (!f->builtin && frame->stmt)
+    if (!f->builtin && zs_stmt_is_zam(frame->stmt)) {
+        if (zam_frames(m, l, f, zs_stmt_zam_inst(frame->stmt), &at, out))
+            return -1;
+    } else if (!f->builtin && frame->stmt) {
         zs_resolve_location(m, l, frame->stmt, &at);
+    }
     const zs_location *body = f->builtin ? NULL : running_body(f, &at);
 
     if (body && f->nbodies > 1)
@@ -274,6 +398,9 @@ int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *fra
 
 void zs_frame_info_free(zs_frame_info *f)
 {
+    for (size_t i = 0; i < f->ninlined; i++)
+        zs_zam_line_free(&f->inlined[i]);
+    free(f->inlined);
     free(f->name);
     free(f->file);
     memset(f, 0, sizeof *f);

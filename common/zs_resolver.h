@@ -25,7 +25,17 @@ typedef struct zs_func_info {
     int builtin;
     size_t nbodies;
     zs_location *bodies;
+    uint64_t *body_stmts; /* each body's statement (a ZBody under ZAM) */
 } zs_func_info;
+
+enum { ZS_MAX_ZAM_CHAIN = 16 };
+
+/* A function ZAM inlined, where it runs. */
+typedef struct zs_zam_line {
+    char *func;
+    char *file;
+    int line;
+} zs_zam_line;
 
 /* What a frame is in the profile. */
 typedef struct zs_frame_info {
@@ -34,6 +44,10 @@ typedef struct zs_frame_info {
     int start_line;  /* first line of the running body */
     int line;        /* line being executed */
     int unresolved;  /* the Func could not be read from the memory source */
+    /* A ZAM-compiled frame: the functions inlined into it at its
+     * instruction, outermost first (not separate frames of the stack). */
+    zs_zam_line *inlined;
+    size_t ninlined;
 } zs_frame_info;
 
 /* 0, or -1 when the object cannot be read (out is then empty). */
@@ -41,6 +55,11 @@ int zs_resolve_func(const zs_memory *m, const zs_layout *l, uint64_t func, zs_fu
 int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs_location *out);
 void zs_func_info_free(zs_func_info *f);
 void zs_location_free(zs_location *loc);
+/* The inlining chain of ZAM instruction inst, innermost first (up to
+ * ZS_MAX_ZAM_CHAIN): 0, or -1 when not even its own location reads. */
+int zs_resolve_zam(const zs_memory *m, const zs_layout *l, uint64_t inst, zs_zam_line *chain,
+                   size_t *n);
+void zs_zam_line_free(zs_zam_line *z);
 
 /* Always fills out (unresolved frames get "[unresolved 0x...]"); -1 on
  * out-of-memory only. */

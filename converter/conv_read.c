@@ -627,10 +627,21 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
                                                         : conv_profile_function(prof, fi.name, fi.file,
                                                                                 fi.start_line);
         int64_t l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, fi.line);
+        if (l >= 0)
+            locs[nlocs++] = (uint32_t)l;
+        /* A ZAM body's instruction in a function inlined into it: that
+         * function is a frame of its own, as without ZAM (its first line is
+         * not known: the instruction has only its own). */
+        for (size_t k = 0; l >= 0 && k < fi.ninlined && nlocs < ZS_MAX_FRAMES * ZS_MAX_INLINE; k++) {
+            const zs_zam_line *in = &fi.inlined[k];
+            f = conv_profile_function(prof, in->func, in->file ? in->file : "", 0);
+            l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, in->line);
+            if (l >= 0)
+                locs[nlocs++] = (uint32_t)l;
+        }
         zs_frame_info_free(&fi);
         if (l < 0)
             return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
-        locs[nlocs++] = (uint32_t)l;
     }
     if (!rd->interpreter_frames && rd->format_version >= 2)
         hide_interpreter_leaf(prof, locs, &nlocs);

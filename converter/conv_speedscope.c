@@ -45,7 +45,8 @@ static void put_frames(const conv_profile *p, FILE *out)
         if (*f->file) {
             fputs(",\"file\":", out);
             conv_put_json(out, f->file);
-            fprintf(out, ",\"line\":%d", f->start_line);
+            if (f->start_line) /* 0: not known (a function ZAM inlined) */
+                fprintf(out, ",\"line\":%d", f->start_line);
         }
         fputc('}', out);
     }

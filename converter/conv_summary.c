@@ -152,8 +152,11 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
         fprintf(out, "%10llu %6.2f%% %10llu %6.2f%%  %-48s ", (unsigned long long)r->flat,
                 pct(r->flat, total), (unsigned long long)r->cum, pct(r->cum, total), name);
         free(name);
-        if (*f->file && !conv_function_names_body(f) && !conv_function_is_native(f))
+        /* A function ZAM inlined has no first line known (0): its file alone. */
+        if (*f->file && !conv_function_names_body(f) && !conv_function_is_native(f) && f->start_line)
             fprintf(out, "%s:%d\n", f->file, f->start_line);
+        else if (*f->file && !conv_function_names_body(f) && !conv_function_is_native(f))
+            fprintf(out, "%s\n", f->file);
         else
             fputc('\n', out);
     }

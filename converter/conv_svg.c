@@ -228,7 +228,8 @@ static void frame(drawing *d, uint32_t node, int depth, uint64_t offset)
     if (f && *f->file && !conv_function_names_body(f)) {
         fputc('\n', out);
         conv_put_xml(out, f->file, SIZE_MAX);
-        fprintf(out, ":%d", f->start_line);
+        if (f->start_line) /* 0: not known (a function ZAM inlined) */
+            fprintf(out, ":%d", f->start_line);
     }
     fprintf(out, "\n%s, %llu samples, %.2f%%", KINDS[k].label, (unsigned long long)n->total,
             pct(n->total, d->total));

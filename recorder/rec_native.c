@@ -516,6 +516,17 @@ static int add_lines(rec_native *n, const rec_unwind_head *h, size_t len)
     return 0;
 }
 
+int rec_native_copy(const rec_native *n, const struct user_regs_struct **regs,
+                    const uint8_t **stack, size_t *len)
+{
+    if (!n->stack_len)
+        return -1;
+    *regs = &n->regs;
+    *stack = n->stack;
+    *len = n->stack_len;
+    return 0;
+}
+
 int rec_native_submit(rec_native *n)
 {
     if (n->sock < 0 || !n->stack_len)

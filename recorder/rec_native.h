@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/user.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@ void rec_native_free(rec_native *n);
  * 0, or -1 when they could not be taken (the sample then has no native
  * frames). */
 int rec_native_regs(rec_native *n);
+/* The registers and stack of the last capture, until it is submitted;
+ * -1 when there is none. */
+int rec_native_copy(const rec_native *n, const struct user_regs_struct **regs,
+                    const uint8_t **stack, size_t *len);
 
 /* A rec_sampler_rider (ctx: n): the stack copy, riding on the sampler's
  * last read. outermost_frame is the outermost script frame's Frame on 8.1+,

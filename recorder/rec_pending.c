@@ -131,12 +131,23 @@ static int write_head(session *s, slot *sl, int wait, zs_error *err)
     return rc;
 }
 
+/* A sample running ZAM code: its innermost ZAM body's instruction, from
+ * the copy about to go to the unwinder. */
+static void locate_zam(session *s, slot *sl, pending_sample *p)
+{
+    rec_zam_copy copy;
+    if (!sl->zam || rec_native_copy(sl->native, &copy.regs, &copy.stack, &copy.len))
+        return;
+    s->zam_samples[rec_zam_locate(sl->zam, p->frames, p->addrs, p->nscript, &copy)]++;
+}
+
 /* Hands a capture kept with its sample to the unwinder. */
 static void submit_capture(session *s, slot *sl)
 {
     if (!sl->capture_unsent)
         return;
     sl->capture_unsent = 0;
+    locate_zam(s, sl, &sl->pending[sl->unsent_at]);
     int rc = rec_native_submit(sl->native);
     if (rc == 0)
         return;

@@ -136,6 +136,12 @@ void rec_report_end(const session *s)
                 "the last capture was not handed to it yet (another target slow to stop)",
                 s->native_behind);
     }
+    const uint64_t *zam = s->zam_samples;
+    if (zam[REC_ZAM_FOUND] + zam[REC_ZAM_MISSING] + zam[REC_ZAM_AMBIGUOUS])
+        rec_say(s, "ZAM: %" PRIu64 " samples in ZAM-compiled code, %" PRIu64 " of them at a known "
+            "instruction; %" PRIu64 " with none found in the copied registers and stack, %" PRIu64
+            " with several (left without)", zam[REC_ZAM_FOUND] + zam[REC_ZAM_MISSING] +
+            zam[REC_ZAM_AMBIGUOUS], zam[REC_ZAM_FOUND], zam[REC_ZAM_MISSING], zam[REC_ZAM_AMBIGUOUS]);
     if (st->skipped)
         rec_say(s, "%" PRIu64 " sampling ticks were skipped (recorder late, or a target that did not stop)",
             st->skipped);

@@ -15,6 +15,7 @@
 #include "rec_discover.h"
 #include "rec_mixed.h"
 #include "rec_native.h"
+#include "rec_zam.h"
 #include "rec_output.h"
 #include "rec_ptrace.h"
 #include "rec_sampler.h"
@@ -81,6 +82,7 @@ typedef struct slot {
     rec_tracee tracee;
     rec_sampler *sampler;
     rec_native *native;  /* --native: its unwinder, or NULL */
+    rec_zam *zam;        /* with native frames, a zeek with ZAM bodies: their instructions */
     int native_taken;    /* registers and stack copied in this sample's window */
     int capture_unsent;  /* ... and not handed to the unwinder yet (pending[unsent_at]) */
     int capture_skipped; /* this sample's not taken: the last one was still unsent */
@@ -139,6 +141,7 @@ typedef struct session {
     rec_mixed_native natives[REC_NATIVE_MAX_FRAMES];
     zs_frame mixed[ZS_MAX_FRAMES];
     uint64_t native_samples, native_mismatched, native_failed;
+    uint64_t zam_samples[REC_ZAM_AMBIGUOUS + 1]; /* by rec_zam_result */
     uint64_t native_behind; /* written without native frames: the unwinder's ring was
                                full, or the last capture not handed over yet */
     /* The unwinders' counts of targets gone before the end, for the report. */

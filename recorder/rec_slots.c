@@ -29,6 +29,7 @@ void rec_slot_free(slot *sl)
 {
     rec_sampler_free(sl->sampler);
     rec_native_free(sl->native);
+    rec_zam_free(sl->zam);
     for (unsigned k = 0; k < REC_PENDING_SAMPLES; k++) /* left by an error */
         free(sl->pending[k].frames);
     rec_cpu_close(&sl->cpu);
@@ -79,6 +80,9 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
             rec_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
         else
             rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
+        /* NULL (nothing to do) unless the layout and the executable know ZAM. */
+        if (sl->native)
+            sl->zam = rec_zam_new(sl->target.pid, &sl->target.layout, sl->target.zam_body_vtable);
         if (s->o->verbose) /* a fork and the modules' descriptors; their parsing is the unwinder's */
             rec_say(s, "pid %d: unwinder started in %.2f ms", (int)sl->target.pid,
                             (rec_now_ns() - begin) / 1e6);

@@ -145,8 +145,12 @@ static int read_version(rec_target *t, uint64_t addr, zs_error *err)
  * (a --layout file's are added), so that one inspection answers for all. */
 static const char *const KNOWN_SYMS[] = {
     "version", "call_stack", "_ZN4zeek6detail10call_stackE", "g_frame_stack",
-    "network_time", "_ZN4zeek9run_state12network_timeE",
+    "network_time", "_ZN4zeek9run_state12network_timeE", "_ZTVN4zeek6detail5ZBodyE",
 };
+
+/* Itanium C++ ABI: an object's vtable pointer points past the vtable's
+ * offset-to-top and typeinfo words. */
+enum { VTABLE_ADDRESS_POINT = 16 };
 
 static void want_sym(rec_inspect_request *req, const char *name)
 {
@@ -191,6 +195,7 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice,
             return -1;
         if (v.elf_rc == 0 && v.dwarf_rc == 0) {
             t->layout = v.layout;
+            zs_layout_add_builtin_zam(&t->layout, t->zeek_version);
             t->layout_source = REC_LAYOUT_DWARF;
             return 0;
         }
@@ -265,6 +270,7 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
         want_sym(&req, choice->forced->sym_call_stack);
         want_sym(&req, choice->forced->sym_frame_stack);
         want_sym(&req, choice->forced->sym_network_time);
+        want_sym(&req, choice->forced->sym_zam_body_vtable);
     }
     rec_inspect_verdict v;
     if (rec_inspect(&req, &v, err))
@@ -306,6 +312,10 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
     t->call_stack = syms[0].value + bias;
     t->frame_stack = nsyms == 2 ? syms[1].value + bias : 0;
     t->network_time = syms[2].found && t->layout.sym_network_time[0] ? syms[2].value + bias : 0;
+    zs_elf_symbol zbody = {0};
+    if (zs_layout_has_zam(&t->layout) &&
+        inspected_sym(&req, &v, t->layout.sym_zam_body_vtable, &zbody) == 0 && zbody.found)
+        t->zam_body_vtable = zbody.value + bias + VTABLE_ADDRESS_POINT;
     read_ns_pid(t);
     read_node(t);
     read_cmdline(t);

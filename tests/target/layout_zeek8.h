@@ -26,6 +26,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,7 +82,7 @@ namespace detail {
 
 // Statement kinds the double's interpreter needs. STMT_SPIN is the double's own
 // stand-in for "an expensive statement": it burns a fixed amount of CPU time.
-enum StmtTag { STMT_LIST, STMT_EXPR, STMT_SPIN };
+enum StmtTag { STMT_LIST, STMT_EXPR, STMT_SPIN, STMT_ZAM };
 
 class Stmt : public Obj {
 public:
@@ -135,6 +137,54 @@ public:
 
 	const Func* callee;
 	int64_t arg;
+};
+
+// -O ZAM: a body compiled into an array of instructions (Zeek's
+// src/script_opt/ZAM). Each instruction carries its location: the function
+// it came from (an inlined callee's name inside its caller's body) and its
+// file:line; from 7.2 on `parent` (the inlining chain) stays null, as here.
+struct ZAMLocInfo {
+	std::string func_name;
+	std::set<std::string> modules;   // never read
+	std::shared_ptr<Location> loc;
+	std::shared_ptr<ZAMLocInfo> parent;
+};
+
+enum StmtFlowType { FLOW_NEXT, FLOW_RETURN };
+
+// The double's two operations: burn CPU, or call a Func that was not
+// inlined (a BiF, an event, a function too large to inline).
+enum ZOp : uint16_t { OP_SPIN, OP_CALL, OP_INLINED_CALL };
+
+struct ZInst {
+	const void* opaque_head_ = nullptr;
+	ZOp op = OP_SPIN;
+	int64_t spin_ns = 0;
+	const Func* callee = nullptr;
+	const CallExpr* call = nullptr;
+	// Test-double bookkeeping, not in Zeek: where the time goes in the
+	// ground truth, and what the statement trace mixes in.
+	const Stmt* stmt = nullptr;
+	int gt_slot = -1;
+	int inline_depth = 0;
+	unsigned char opaque_mid_[8] = {};
+	std::shared_ptr<ZAMLocInfo> loc;
+	unsigned char opaque_tail_[8] = {};
+};
+
+class ZBody : public Stmt {
+public:
+	ZBody(std::string name, Location* body_loc, std::vector<ZInst> code);
+	// Out of line: the vtable (_ZTVN4zeek6detail5ZBodyE) is emitted and
+	// exported with the executable, as in a real zeek.
+	~ZBody() override;
+	// The instruction loop (zeek_double.cc), by Zeek's name and signature.
+	void Exec(Frame* f, StmtFlowType& flow);
+
+	unsigned char opaque_[24] = {};
+	std::string func_name;
+	ZInst* insts = nullptr;
+	unsigned int end_pc = 0;
 };
 
 }   // namespace detail
@@ -261,6 +311,18 @@ static_assert(offsetof(zeek::detail::Frame, function) == 64, "Frame::function");
 static_assert(offsetof(zeek::detail::Frame, next_stmt) == 80, "Frame::next_stmt");
 static_assert(sizeof(zeek::detail::Frame) == 112, "sizeof(Frame)");
 static_assert(offsetof(zeek::detail::CallInfo, call) == 0, "CallInfo::call");
+// ZAM (8.x): ZInst 88 bytes with op (uint16) at 8 and loc at 64; ZAMLocInfo
+// 112 bytes; ZBody's func_name, insts, end_pc at 56, 88, 96.
+static_assert(sizeof(zeek::detail::ZInst) == 88, "sizeof(ZInst)");
+static_assert(offsetof(zeek::detail::ZInst, op) == 8, "ZInst::op");
+static_assert(offsetof(zeek::detail::ZInst, loc) == 64, "ZInst::loc");
+static_assert(sizeof(zeek::detail::ZAMLocInfo) == 112, "sizeof(ZAMLocInfo)");
+static_assert(offsetof(zeek::detail::ZAMLocInfo, func_name) == 0, "ZAMLocInfo::func_name");
+static_assert(offsetof(zeek::detail::ZAMLocInfo, loc) == 80, "ZAMLocInfo::loc");
+static_assert(offsetof(zeek::detail::ZAMLocInfo, parent) == 96, "ZAMLocInfo::parent");
+static_assert(offsetof(zeek::detail::ZBody, func_name) == 56, "ZBody::func_name");
+static_assert(offsetof(zeek::detail::ZBody, insts) == 88, "ZBody::insts");
+static_assert(offsetof(zeek::detail::ZBody, end_pc) == 96, "ZBody::end_pc");
 #if ZEEK_GEN >= 82
 static_assert(offsetof(zeek::detail::CallInfo, frame) == 8, "CallInfo::frame");
 static_assert(sizeof(zeek::detail::CallInfo) == 16, "sizeof(CallInfo)");
@@ -285,6 +347,14 @@ using zeek::detail::CallInfo;
 using zeek::detail::STMT_LIST;
 using zeek::detail::STMT_EXPR;
 using zeek::detail::STMT_SPIN;
+using zeek::detail::STMT_ZAM;
+using zeek::detail::ZAMLocInfo;
+using zeek::detail::ZInst;
+using zeek::detail::ZBody;
+using zeek::detail::OP_SPIN;
+using zeek::detail::OP_CALL;
+using zeek::detail::OP_INLINED_CALL;
+#define ZEEK_DOUBLE_HAS_ZAM 1
 
 using zeek::detail::call_stack;
 #if ZEEK_GEN < 82

@@ -374,6 +374,78 @@ static Location* new_location(const char* file, int first, int last)
 	return new Location(intern_filename(file), first, last);
 }
 
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+// -O ZAM, as Zeek's script compiler does it: plain functions are inlined
+// into their callers (their statements become the caller's instructions,
+// each still naming its own function and line), and are not compiled on
+// their own; events (each body its own ZBody here: the double does not
+// coalesce them), BiFs and Conn::set_state (standing for a function too
+// large to inline) stay calls, which push a CallInfo.
+static bool zam_inlines(const FuncDef& d)
+{
+	return ! d.is_event && strcmp(d.name, "Conn::set_state") != 0;
+}
+
+static const FuncDef* def_of(const std::vector<FuncDef>& defs, const std::string& name)
+{
+	for ( const FuncDef& d : defs )
+		if ( name == d.name )
+			return &d;
+	return nullptr;
+}
+
+static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs,
+                         const char* func_name, const BodyDef& b, const StmtList* list, int slot,
+                         int depth, std::vector<ZInst>& out)
+{
+	for ( size_t k = 0; k < b.stmts.size(); ++k ) {
+		const StmtDef& sd = b.stmts[k];
+		ZInst z;
+		z.stmt = list->stmts[k];
+		z.gt_slot = slot;
+		z.inline_depth = depth;
+		auto loc = std::make_shared<Location>(intern_filename(b.file), sd.line, sd.line);
+		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{func_name, {}, loc, nullptr});
+		if ( sd.spin_us > 0 ) {
+			z.op = OP_SPIN;
+			z.spin_ns = int64_t(sd.spin_us) * 1000;
+			out.push_back(z);
+			continue;
+		}
+		z.callee = funcs.at(sd.callee);
+		z.call = static_cast<const CallExpr*>(static_cast<const ExprStmt*>(z.stmt)->e);
+		const FuncDef* callee = def_of(defs, sd.callee);
+		if ( ! callee || ! zam_inlines(*callee) ) {
+			z.op = OP_CALL;
+			out.push_back(z);
+			continue;
+		}
+		z.op = OP_INLINED_CALL;
+		out.push_back(z);
+		const auto* fn = static_cast<const ScriptFunc*>(z.callee);
+		compile_body(defs, funcs, callee->name, callee->bodies[0],
+		             static_cast<const StmtList*>(body_stmts(fn->bodies[0])), fn->gt_slots[0],
+		             depth + 1, out);
+	}
+}
+
+static void compile_zam(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs)
+{
+	for ( const FuncDef& d : defs ) {
+		if ( zam_inlines(d) )
+			continue;
+		auto* fn = static_cast<ScriptFunc*>(funcs.at(d.name));
+		for ( size_t i = 0; i < d.bodies.size(); ++i ) {
+			std::vector<ZInst> code;
+			const Stmt* list = body_stmts(fn->bodies[i]);
+			compile_body(defs, funcs, d.name, d.bodies[i], static_cast<const StmtList*>(list),
+			             fn->gt_slots[i], 0, code);
+			fn->bodies[i] = make_body(new ZBody(d.name, list->location, std::move(code)));
+		}
+	}
+}
+#endif
+
 // Builds the objects once at startup and never frees them, like Zeek's parsed
 // scripts; zeek-spy may resolve any of these addresses at any time.
 static World build_world()
@@ -420,6 +492,10 @@ static World build_world()
 			w.event = fn;
 	}
 	md5->gt_slot = ledger.add("bif", md5->name, "<builtin>", 0);
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+	if ( zam_frames )
+		compile_zam(defs, funcs);
+#endif
 	return w;
 }
 
@@ -451,6 +527,11 @@ static const ScriptFunc* build_deep_chain(int n, int ms)
 // The interpreter.
 
 static void invoke(const Func* func, const CallExpr* call);
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+static inline void zam_spin(const ZInst& z);
+static inline void zam_call(const ZInst& z);
+static inline void zam_inlined_call(const ZInst& z);
+#endif
 
 // Statements run in Stmt::Exec, StmtList::Exec, ExprStmt::Exec and
 // SpinStmt::Exec, calls in CallExpr::Eval (below, by Zeek's names): the
@@ -603,6 +684,16 @@ __attribute__((always_inline)) inline void Stmt::Exec(Frame* f) const
 	case STMT_SPIN:
 		static_cast<const SpinStmt*>(this)->Exec(f);
 		break;
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+	case STMT_ZAM: {
+		StmtFlowType flow = FLOW_NEXT;
+		const_cast<ZBody*>(static_cast<const ZBody*>(this))->Exec(f, flow);
+		break;
+	}
+#else
+	default:
+		break;
+#endif
 	}
 }
 __attribute__((noinline)) void StmtList::Exec(Frame* f) const
@@ -636,6 +727,43 @@ __attribute__((noinline)) void CallExpr::Eval(Frame*) const
 	zd::invoke(callee, this);
 	asm volatile("" ::: "memory");
 }
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+ZBody::ZBody(std::string name, Location* body_loc, std::vector<ZInst> code)
+	: Stmt(STMT_ZAM, body_loc), func_name(std::move(name))
+{
+	end_pc = unsigned(code.size());
+	insts = new ZInst[end_pc];   // never freed: zeek-spy may read it at any time
+	for ( unsigned i = 0; i < end_pc; ++i )
+		insts[i] = code[i];
+}
+ZBody::~ZBody() { delete[] insts; }
+
+// ZAM's instruction loop. Compiled as Zeek's is (-O2 and more, no frame
+// pointer), each operation inlined into it as in Zeek's generated code, so
+// that the current instruction lives wherever the compiler keeps it across
+// the calls an operation makes (a callee-saved register, a stack slot): what
+// zeek-spy has to find.
+__attribute__((noinline, optimize("O2", "omit-frame-pointer"))) void
+ZBody::Exec(Frame*, StmtFlowType& flow)
+{
+	for ( unsigned int pc = 0; pc < end_pc; ++pc ) {
+		const ZInst& z = insts[pc];
+		switch ( z.op ) {
+		case OP_SPIN:
+			zd::zam_spin(z);
+			break;
+		case OP_CALL:
+			zd::zam_call(z);
+			break;
+		case OP_INLINED_CALL:
+			zd::zam_inlined_call(z);
+			break;
+		}
+	}
+	flow = FLOW_NEXT;
+	asm volatile("" ::: "memory");
+}
+#endif
 #if ZEEK_GEN != 30
 }   // namespace zeek::detail
 #endif
@@ -656,6 +784,44 @@ static void invoke(const Func* func, const CallExpr* call)
 		static_cast<const BuiltinFunc*>(func)->Invoke(call);
 #endif
 }
+
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+// The statement trace mixes the depth a statement runs at: an inlined body
+// runs at its caller's call_stack depth, so its inlining depth is added
+// back, and -O ZAM traces what the interpreter traces.
+static void trace_inst(const ZInst& z)
+{
+	trace_mix_str(z.stmt->location->filename);
+	trace_mix_int(z.stmt->location->first_line);
+	trace_mix_int(int64_t(call_stack.size()) + z.inline_depth);
+}
+
+__attribute__((always_inline)) static inline void zam_spin(const ZInst& z)
+{
+	ledger.switch_to(z.gt_slot);
+	trace_inst(z);
+	spin(z.spin_ns);
+	asm volatile("" ::: "memory");
+}
+
+__attribute__((always_inline)) static inline void zam_call(const ZInst& z)
+{
+	ledger.switch_to(z.gt_slot);
+	trace_inst(z);
+	trace_mix_str(z.callee->name.c_str());
+	invoke(z.callee, z.call);
+	asm volatile("" ::: "memory");
+}
+
+// Where the interpreter would have called a function ZAM inlined: only the
+// trace notes it.
+__attribute__((always_inline)) static inline void zam_inlined_call(const ZInst& z)
+{
+	trace_inst(z);
+	trace_mix_str(z.callee->name.c_str());
+	asm volatile("" ::: "memory");
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // The main loop: one connection per iteration.

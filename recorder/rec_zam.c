@@ -1,0 +1,219 @@
+#include "rec_zam.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec_memory.h"
+
+/* A Func's bodies beyond this many are not looked at (ZAM coalesces an
+ * event's handlers into one body). */
+enum { MAX_BODIES = 8, FIRST_CAP = 256 };
+
+typedef enum func_kind { F_EMPTY, F_BUILTIN, F_ZAM, F_OTHER } func_kind;
+
+typedef struct zam_body {
+    uint64_t insts, end; /* [insts, end): the instruction array */
+} zam_body;
+
+/* What one Func is, read once: its bodies live as long as the scripts. */
+typedef struct func_entry {
+    uint64_t func;
+    func_kind kind;
+    unsigned nbodies;
+    zam_body bodies[MAX_BODIES];
+} func_entry;
+
+struct rec_zam {
+    pid_t pid;
+    zs_memory live;
+    const zs_layout *l;
+    uint64_t body_vtable;
+    func_entry *v; /* open addressing, a power of two, at most half full */
+    size_t cap, n;
+};
+
+rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable)
+{
+    if (!zs_layout_has_zam(l) || !body_vtable)
+        return NULL;
+    rec_zam *z = calloc(1, sizeof *z);
+    if (!z || !(z->v = calloc(FIRST_CAP, sizeof *z->v))) {
+        free(z);
+        return NULL;
+    }
+    z->pid = pid;
+    z->live = rec_live_memory(&z->pid);
+    z->l = l;
+    z->body_vtable = body_vtable;
+    z->cap = FIRST_CAP;
+    return z;
+}
+
+void rec_zam_free(rec_zam *z)
+{
+    if (!z)
+        return;
+    free(z->v);
+    free(z);
+}
+
+static uint64_t load_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static int read_u64(rec_zam *z, uint64_t addr, uint64_t *out)
+{
+    uint8_t b[8];
+    if (zs_mem_read(&z->live, addr, b, sizeof b))
+        return -1;
+    *out = load_u64(b);
+    return 0;
+}
+
+/* The body's instruction array when stmts is a ZBody; 0 when it is not. */
+static int zam_body_of(rec_zam *z, uint64_t stmts, zam_body *out)
+{
+    const zs_layout *l = z->l;
+    uint64_t vtable, insts;
+    uint32_t end_pc;
+    if (!stmts || read_u64(z, stmts, &vtable) || vtable != z->body_vtable ||
+        read_u64(z, stmts + (uint64_t)l->zam_body_insts, &insts) ||
+        zs_mem_read(&z->live, stmts + (uint64_t)l->zam_body_end_pc, &end_pc, sizeof end_pc) ||
+        !insts || !end_pc)
+        return 0;
+    *out = (zam_body){insts, insts + (uint64_t)end_pc * (uint64_t)l->zam_inst_size};
+    return out->end > insts;
+}
+
+static void inspect(rec_zam *z, func_entry *e)
+{
+    const zs_layout *l = z->l;
+    uint8_t kind[8] = {0};
+    uint64_t begin, end;
+    e->kind = F_OTHER;
+    if (zs_mem_read(&z->live, e->func + (uint64_t)l->func_kind, kind, (size_t)l->func_kind_size))
+        return;
+    uint64_t k = 0;
+    memcpy(&k, kind, (size_t)l->func_kind_size); /* little-endian */
+    if (k == (uint64_t)l->func_kind_builtin) {
+        e->kind = F_BUILTIN;
+        return;
+    }
+    uint64_t bodies = e->func + (uint64_t)l->func_bodies;
+    if (read_u64(z, bodies + (uint64_t)l->vector_begin, &begin) ||
+        read_u64(z, bodies + (uint64_t)l->vector_end, &end) || end < begin)
+        return;
+    for (uint64_t at = begin; at + (uint64_t)l->body_size <= end && e->nbodies < MAX_BODIES;
+         at += (uint64_t)l->body_size) {
+        uint64_t stmts;
+        if (!read_u64(z, at + (uint64_t)l->body_stmts, &stmts) &&
+            zam_body_of(z, stmts, &e->bodies[e->nbodies]))
+            e->nbodies++;
+    }
+    if (e->nbodies)
+        e->kind = F_ZAM;
+}
+
+static int grow(rec_zam *z)
+{
+    size_t cap = z->cap * 2;
+    func_entry *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < z->cap; i++) {
+        if (z->v[i].kind == F_EMPTY)
+            continue;
+        size_t at = (size_t)(z->v[i].func * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
+        while (v[at].kind != F_EMPTY)
+            at = (at + 1) & (cap - 1);
+        v[at] = z->v[i];
+    }
+    free(z->v);
+    z->v = v;
+    z->cap = cap;
+    return 0;
+}
+
+/* The Func's entry, inspected the first time; NULL on no memory. */
+static const func_entry *entry_of(rec_zam *z, uint64_t func)
+{
+    if (2 * (z->n + 1) > z->cap && grow(z))
+        return NULL;
+    size_t at = (size_t)(func * 0x9e3779b97f4a7c15ULL >> 20) & (z->cap - 1);
+    while (z->v[at].kind != F_EMPTY && z->v[at].func != func)
+        at = (at + 1) & (z->cap - 1);
+    func_entry *e = &z->v[at];
+    if (e->kind == F_EMPTY) {
+        *e = (func_entry){.func = func};
+        inspect(z, e);
+        z->n++;
+    }
+    return e;
+}
+
+/* Whether v points at an instruction of e's bodies. */
+static int is_instruction(const rec_zam *z, const func_entry *e, uint64_t v)
+{
+    for (unsigned i = 0; i < e->nbodies; i++)
+        if (v >= e->bodies[i].insts && v < e->bodies[i].end &&
+            (v - e->bodies[i].insts) % (uint64_t)z->l->zam_inst_size == 0)
+            return 1;
+    return 0;
+}
+
+/* Each word that points at one of e's instructions: the registers, then
+ * the copy's stack words below bound. One instruction seen, maybe several
+ * times, is the answer; two are a disagreement. */
+static rec_zam_result scan(const rec_zam *z, const func_entry *e, const rec_zam_copy *c,
+                           uint64_t bound, uint64_t *inst)
+{
+    const struct user_regs_struct *r = c->regs;
+    const uint64_t regs[] = {r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->r8,
+                             r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15};
+    uint64_t found = 0;
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+        if (!is_instruction(z, e, regs[i]))
+            continue;
+        if (found && found != regs[i])
+            return REC_ZAM_AMBIGUOUS;
+        found = regs[i];
+    }
+    size_t words = c->len / 8;
+    if (bound > r->rsp && (bound - r->rsp) / 8 < words)
+        words = (size_t)((bound - r->rsp) / 8);
+    for (size_t i = 0; i < words; i++) {
+        uint64_t v = load_u64(c->stack + i * 8);
+        if (!is_instruction(z, e, v))
+            continue;
+        if (found && found != v)
+            return REC_ZAM_AMBIGUOUS;
+        found = v;
+    }
+    *inst = found;
+    return found ? REC_ZAM_FOUND : REC_ZAM_MISSING;
+}
+
+rec_zam_result rec_zam_locate(rec_zam *z, zs_frame *frames, const uint64_t *addrs, size_t n,
+                              const rec_zam_copy *copy)
+{
+    for (size_t i = n; i-- > 0;) {
+        if (zs_frame_is_native(&frames[i]))
+            continue;
+        const func_entry *e = entry_of(z, frames[i].func);
+        if (!e || e->kind == F_OTHER)
+            return REC_ZAM_NONE; /* interpreted: a ZAM caller's instruction is out of reach */
+        if (e->kind == F_BUILTIN)
+            continue;
+        if (!copy->len)
+            return REC_ZAM_MISSING;
+        uint64_t inst = 0;
+        rec_zam_result r = scan(z, e, copy, addrs ? addrs[i] : 0, &inst);
+        if (r == REC_ZAM_FOUND)
+            frames[i].stmt = inst | ZS_STMT_ZAM;
+        return r;
+    }
+    return REC_ZAM_NONE;
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""-O ZAM: the instruction a ZAM-compiled body runs, and the functions ZAM
+inlined into it as frames of their own.
+
+    zam_e2e.py BUILD_DIR GEN
+
+The double's -O ZAM (GEN 8.0 or 8.2) compiles its event bodies and
+Conn::set_state into ZBodies (a ZBody::Exec loop over an instruction array,
+built -O2 without frame pointers), inlining the other script functions into
+them: those push no CallInfo, and only the instruction running names them.
+It is launched under zeek-spy-record (native frames, the default) at 1000 Hz
+for 4 s, with DWARF and stripped. Checked:
+  - the recorder found the instruction of at least 99 % of the samples in
+    ZAM code (its end report);
+  - every script function's share as the innermost script frame (inlined
+    ones included) is within tolerance of the double's truth;
+  - in the pprof profile, read by the real `go tool pprof -raw`, each
+    innermost script frame is at a line its function was seen at in a
+    recording of the same double without ZAM, and most of those lines are
+    seen (lines right, and not one line for everything);
+  - the stripped build gives the same script frames as the DWARF one.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import record_e2e as e2e  # noqa: E402
+
+RATE, SECONDS = 1000, 4
+FOUND_BUDGET = 0.99  # of the samples in ZAM code, with their instruction
+
+
+def record(env, tag, zam):
+    rec, truth = env.path("%s.zspy" % tag), env.path("%s.truth.tsv" % tag)
+    for old in (rec, env.path("%s.pb.gz" % tag)):
+        if os.path.exists(old):
+            os.unlink(old)
+    r = e2e.run([env.record, "-r", str(RATE), "-d", str(SECONDS), "-o", rec, "--", env.target,
+                 "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
+                 "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else []))
+    if r.returncode != 0:
+        e2e.fail("recorder: " + r.stderr)
+    return rec, truth, r.stderr
+
+
+def found_ratio(label, stderr):
+    m = re.search(r"ZAM: (\d+) samples in ZAM-compiled code, (\d+) of them at a known instruction",
+                  stderr)
+    if not m:
+        e2e.fail("%s: no ZAM line in the recorder's report: %s" % (label, stderr))
+    total, found = int(m.group(1)), int(m.group(2))
+    if total < RATE * SECONDS // 2 or found < FOUND_BUDGET * total:
+        e2e.fail("%s: %d of %d samples in ZAM code at a known instruction (budget %.0f %%)"
+                 % (label, found, total, 100 * FOUND_BUDGET))
+    return found, total
+
+
+def innermost_shares(env, rec, script_names):
+    folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec])
+    if folded.returncode != 0:
+        e2e.fail("convert: " + folded.stderr)
+    shares, total = {}, 0
+    for line in folded.stdout.splitlines():
+        frames, count = line.rsplit(" ", 1)
+        script = [f for f in frames.split(";") if f in script_names]
+        name = script[-1] if script else "empty_call_stack"
+        shares[name] = shares.get(name, 0) + int(count)
+        total += int(count)
+    return {k: 100.0 * v / total for k, v in shares.items()}, total
+
+
+def check_shares(label, env, rec, truth):
+    truth_rows, _wall = e2e.read_ground_truth(truth)
+    wanted = e2e.truth_shares(truth, rec)
+    got, total = innermost_shares(env, rec, set(truth_rows))
+    errors, worst = [], 0.0
+    for name in truth_rows:
+        tolerance = e2e.share_tolerance(wanted[name], total)
+        err = got.get(name, 0.0) - wanted[name]
+        worst = max(worst, abs(err))
+        if abs(err) > tolerance:
+            errors.append("%s share %.1f %% vs truth %.1f %%" % (name, got.get(name, 0.0), wanted[name]))
+    return errors, worst, total, {n for n in got if n in truth_rows and n != "empty_call_stack"}
+
+
+def script_lines(env, rec, profile, script_names):
+    """{(function, line): samples} of the innermost script frame of every
+    sample, and {(function, line)} of every script frame, from pprof -raw."""
+    c = e2e.run([env.convert, "--no-cache", "-q", "-o", profile, rec])
+    if c.returncode != 0:
+        e2e.fail("convert: " + c.stderr)
+    locs, samples, section = {}, [], None
+    for line in e2e.pprof(["-raw"], profile).splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
+        if section == "Samples:" and m:  # count, cpu, location ids innermost first
+            samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
+        m = re.match(r"\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.*) (\S*):(\d+) s=(\d+)$", line)
+        if section == "Locations" and m and m.group(2) in script_names:
+            locs[int(m.group(1))] = (m.group(2), int(m.group(4)))
+    innermost, every = {}, set()
+    for count, ids in samples:
+        script = [locs[i] for i in ids if i in locs]
+        every.update(script)
+        if script:
+            innermost[script[0]] = innermost.get(script[0], 0) + count
+    return innermost, every
+
+
+def main():
+    build, gen = sys.argv[1], sys.argv[2]
+    names = {}
+    plain_env = e2e.Env(build, gen)
+    rec, truth, _ = record(plain_env, "plain", False)
+    script_names = set(e2e.read_ground_truth(truth)[0]) - {"empty_call_stack"}
+    _, plain_lines = script_lines(plain_env, rec, plain_env.path("plain.pb.gz"), script_names)
+    for stripped in (False, True):
+        env = e2e.Env(build, gen, stripped)
+        label = "Zeek %s double -O ZAM%s" % (gen, ", stripped" if stripped else "")
+        for attempt in (1, 2):
+            rec, truth, stderr = record(env, "zam", True)
+            found, total = found_ratio(label, stderr)
+            errors, worst, samples, names[stripped] = check_shares(label, env, rec, truth)
+            if not errors:
+                break
+            print("  %s: attempt %d: %s" % (label, attempt, "; ".join(errors)))
+        if errors:
+            e2e.fail("%s: %s" % (label, errors[0]))
+        lines, _ = script_lines(env, rec, env.path("zam.pb.gz"), script_names)
+        # A line of a statement of that function's: one seen without ZAM
+        # (where the statement ran, or called). A sample whose instruction
+        # was not found has its body's first line: within the 1 % budget.
+        wrong = {k: v for k, v in lines.items() if k not in plain_lines}
+        in_script = sum(lines.values())
+        if sum(wrong.values()) > (1 - FOUND_BUDGET) * in_script or len(lines) < 10:
+            e2e.fail("%s: %d of %d samples at lines not seen without ZAM %s; %d pairs (without ZAM: %s)"
+                     % (label, sum(wrong.values()), in_script, sorted(wrong.items()), len(lines),
+                        sorted(plain_lines)))
+        print("  %s: %d of %d samples in ZAM code at their instruction; %d samples, worst share "
+              "error %.2f points; %d innermost function:line pairs, %d samples elsewhere"
+              % (label, found, total, samples, worst, len(lines), sum(wrong.values())))
+    if names[False] != names[True]:
+        e2e.fail("Zeek %s -O ZAM: script frames differ, DWARF %s, stripped %s"
+                 % (gen, sorted(names[False]), sorted(names[True])))
+    print("PASS zam %s" % gen)
+
+
+if __name__ == "__main__":
+    main()
