@@ -19,7 +19,7 @@ deps_key=$(sha256sum "$top/scripts/install-deps.sh" | cut -c1-16)
 deps_cache=${cache%.tar}-deps-$deps_key.tar
 root=$(mktemp -d /var/tmp/zeek-spy-fresh.XXXXXX)
 mirror=${ZS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-[ $# -gt 0 ] || set -- -R '^(e2e\.native|e2e\.deep-stack|e2e\.top|e2e\.cluster\.container|fault\.hostile-native|unit\..*)$'
+[ $# -gt 0 ] || set -- -R '^(e2e\.native|e2e\.zam\..*|e2e\.deep-stack|e2e\.top|e2e\.cluster\.container|fault\.hostile-native|unit\..*)$'
 
 # shellcheck source=scripts/chroot-lib.sh
 . "$top/scripts/chroot-lib.sh"
