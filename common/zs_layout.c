@@ -51,6 +51,7 @@ static const field fields[] = {
     INT_FIELD(string_data),
     INT_FIELD(string_size),
     {"sym_zam_body_vtable", offsetof(zs_layout, sym_zam_body_vtable), F_SYMBOL, 1},
+    {"sym_zam_body_exec", offsetof(zs_layout, sym_zam_body_exec), F_SYMBOL, 1},
     ZAM_INT_FIELD(zam_body_insts),
     ZAM_INT_FIELD(zam_body_end_pc),
     ZAM_INT_FIELD(zam_inst_size),
@@ -280,7 +281,7 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
         l->location_filename == l->location_first_line)
         return zs_fail(err, ZS_E_LAYOUT, "%s: Location members overlap", source);
     if (zs_layout_has_zam(l) &&
-        (!l->sym_zam_body_vtable[0] || l->zam_inst_size < 16 || l->zam_inst_size % 8 ||
+        (!l->sym_zam_body_vtable[0] || !l->sym_zam_body_exec[0] || l->zam_inst_size < 16 || l->zam_inst_size % 8 ||
          !member_fits(l->zam_inst_loc, 8, l->zam_inst_size) ||
          !member_fits(l->zam_locinfo_func_name, 32, OFFSET_MAX) ||
          !member_fits(l->zam_locinfo_loc, 8, OFFSET_MAX) ||

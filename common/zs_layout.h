@@ -62,6 +62,7 @@ typedef struct zs_layout {
      * {func_name (a std::string), loc (a shared_ptr to a Location), parent
      * (a shared_ptr to the ZAMLocInfo of the call it was inlined at)}. */
     char sym_zam_body_vtable[ZS_SYMBOL_MAX];
+    char sym_zam_body_exec[ZS_SYMBOL_MAX]; /* ZBody::Exec, the instruction loop */
     int32_t zam_body_insts;
     int32_t zam_body_end_pc;
     int32_t zam_inst_size;

@@ -312,39 +312,65 @@ static int zam_body_of(const zs_memory *m, const zs_layout *l, const zs_func_inf
     return 0;
 }
 
-/* A frame running ZAM instruction inst of f: the instruction's inlining
- * chain, innermost first, ends in f's own body when complete (Zeek 7.0);
- * from 7.2 on it is the innermost function alone. *at is where f's body
- * is (its own line, or none when the chain does not reach it); the
- * functions inlined into it go to out->inlined, outermost first. -1 on
- * no memory only: an unreadable chain leaves the frame without a line. */
+/* Whether line l of file lies in one of f's bodies. */
+static int in_own_body(const zs_func_info *f, const char *file, int line)
+{
+    for (size_t i = 0; i < f->nbodies; i++)
+        if (f->bodies[i].file && file && !strcmp(f->bodies[i].file, file) &&
+            f->bodies[i].first_line <= line && line <= f->bodies[i].last_line)
+            return 1;
+    return 0;
+}
+
+/* A frame running ZAM instruction inst of f. The instruction's locations,
+ * innermost first, run up its statement's enclosing blocks and (Zeek 7.0)
+ * through the functions it was inlined into; from 7.2 on they stop at the
+ * innermost function, and a statement of a function after a call ZAM
+ * inlined there carries the inlined function's name. So a location inside
+ * one of f's bodies is f's own whatever its name; the others are the
+ * functions inlined into f, one frame per name, each at its innermost
+ * line. *at is f's own line (none when the chain does not reach f); the
+ * inlined functions go to out->inlined, outermost first. -1 on no memory
+ * only: an unreadable chain leaves the frame without a line. */
 static int zam_frames(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
                       uint64_t inst, zs_location *at, zs_frame_info *out)
 {
     zs_zam_line chain[ZS_MAX_ZAM_CHAIN];
-    size_t n;
+    size_t n, k = 0;
     if (zs_resolve_zam(m, l, inst, chain, &n))
         return 0;
-    size_t own = !strcmp(chain[n - 1].func, f->name);
-    if (own) {
-        at->file = chain[n - 1].file;
-        at->first_line = at->last_line = chain[n - 1].line;
-        chain[n - 1].file = NULL;
-        zs_zam_line_free(&chain[n - 1]);
-    } else if (zam_body_of(m, l, f, inst, at) < 0) {
-        for (size_t i = 0; i < n; i++)
-            zs_zam_line_free(&chain[i]);
-        return -1;
+    zs_zam_line *inl = calloc(n, sizeof *inl);
+    int rc = inl ? 0 : -1;
+    for (size_t i = n; rc == 0 && i-- > 0;) { /* outermost first */
+        zs_zam_line *c = &chain[i];
+        if (in_own_body(f, c->file, c->line)) {
+            if (!at->file || at->first_line != c->line) {
+                free(at->file);
+                at->file = c->file;
+                c->file = NULL;
+                at->first_line = at->last_line = c->line;
+            }
+        } else if (k && !strcmp(inl[k - 1].func, c->func)) {
+            inl[k - 1].line = c->line; /* a block of the same function: deeper */
+            free(inl[k - 1].file);
+            inl[k - 1].file = c->file;
+            c->file = NULL;
+        } else {
+            inl[k++] = *c;
+            memset(c, 0, sizeof *c);
+        }
     }
-    size_t k = n - own;
-    out->inlined = k ? calloc(k, sizeof *out->inlined) : NULL;
-    if (k && !out->inlined) {
+    for (size_t i = 0; i < n; i++)
+        zs_zam_line_free(&chain[i]);
+    if (rc == 0 && !at->file && zam_body_of(m, l, f, inst, at) < 0)
+        rc = -1;
+    if (rc || !k) {
         for (size_t i = 0; i < k; i++)
-            zs_zam_line_free(&chain[i]);
-        return -1;
+            zs_zam_line_free(&inl[i]);
+        free(inl);
+        return rc;
     }
-    for (size_t i = 0; i < k; i++)
-        out->inlined[i] = chain[k - 1 - i];
+    out->inlined = inl;
     out->ninlined = k;
     return 0;
 }

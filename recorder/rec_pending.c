@@ -62,6 +62,39 @@ static int name_marker(session *s, slot *sl, int64_t *id, zs_error *err)
     return 0;
 }
 
+/* A sample running ZAM code: the words of the copy about to go to the
+ * unwinder that may be its innermost ZAM body's instruction. */
+static void collect_zam(slot *sl, pending_sample *p)
+{
+    rec_zam_copy copy;
+    p->zam.frame = -1;
+    if (sl->zam && !rec_native_copy(sl->native, &copy.regs, &copy.stack, &copy.len)) {
+        rec_zam_collect(sl->zam, p->frames, p->addrs, p->nscript, &copy, &p->zam);
+        p->zam_rsp = copy.regs->rsp;
+    }
+}
+
+/* Its instruction, once the unwind (m frames in s->natives, innermost
+ * first; m <= 0: failed) says where ZBody::Exec's frame starts. */
+static void choose_zam(session *s, slot *sl, const pending_sample *p, ssize_t m)
+{
+    if (!sl->zam || p->zam.frame < 0)
+        return;
+    uint64_t callee_bytes = UINT64_MAX;
+    for (ssize_t i = 0; i < m; i++) {
+        const rec_native_location *l;
+        if (!zs_frame_is_native(&s->natives[i].frame) ||
+            !(l = rec_native_location_of(sl->native, s->natives[i].frame.stmt)))
+            continue;
+        if (rec_zam_is_exec(sl->zam, rec_native_name(sl->native, l->symbol))) {
+            if (s->natives[i].sp >= p->zam_rsp)
+                callee_bytes = s->natives[i].sp - p->zam_rsp;
+            break;
+        }
+    }
+    s->zam_samples[rec_zam_choose(&p->zam, callee_bytes, p->frames)]++;
+}
+
 /* The stack of a sample whose unwind came back (m > 0 frames in
  * s->natives) or failed (m <= 0): its native frames written to the
  * recording as locations (each once, with their symbols and modules; their
@@ -73,6 +106,7 @@ static const zs_frame *mix_native(session *s, slot *sl, const pending_sample *p,
     size_t nscript = p->nscript;
     *n = nscript;
     s->native_samples++;
+    choose_zam(s, sl, p, m);
     if (m <= 0) {
         s->native_failed++;
         say_native_broken(s, sl);
@@ -131,23 +165,13 @@ static int write_head(session *s, slot *sl, int wait, zs_error *err)
     return rc;
 }
 
-/* A sample running ZAM code: its innermost ZAM body's instruction, from
- * the copy about to go to the unwinder. */
-static void locate_zam(session *s, slot *sl, pending_sample *p)
-{
-    rec_zam_copy copy;
-    if (!sl->zam || rec_native_copy(sl->native, &copy.regs, &copy.stack, &copy.len))
-        return;
-    s->zam_samples[rec_zam_locate(sl->zam, p->frames, p->addrs, p->nscript, &copy)]++;
-}
-
 /* Hands a capture kept with its sample to the unwinder. */
 static void submit_capture(session *s, slot *sl)
 {
     if (!sl->capture_unsent)
         return;
     sl->capture_unsent = 0;
-    locate_zam(s, sl, &sl->pending[sl->unsent_at]);
+    collect_zam(sl, &sl->pending[sl->unsent_at]);
     int rc = rec_native_submit(sl->native);
     if (rc == 0)
         return;
@@ -240,7 +264,9 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
         return;
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
-    *p = (pending_sample){ticks, copy, by_address ? (uint64_t *)(copy + nscript) : NULL, nscript, cut, 0, 0};
+    *p = (pending_sample){.ticks = ticks, .frames = copy,
+                          .addrs = by_address ? (uint64_t *)(copy + nscript) : NULL,
+                          .nscript = nscript, .cut = cut, .zam.frame = -1};
     if (p->addrs)
         memcpy(p->addrs, s->frame_addrs, nscript * sizeof *p->addrs);
     s->stats.samples++;
@@ -261,6 +287,7 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
             s->native_behind++;
         } else {
             p->unwound = 1; /* counted when its answer is mixed in */
+            p->zam.frame = -1; /* until its capture is looked at */
             sl->nunwinds++;
             sl->capture_unsent = 1;
             sl->unsent_at = at;

@@ -154,66 +154,118 @@ static const func_entry *entry_of(rec_zam *z, uint64_t func)
     return e;
 }
 
-/* Whether v points at an instruction of e's bodies. */
+/* Whether v points at an instruction of e's bodies: 1, or 2 at the first. */
 static int is_instruction(const rec_zam *z, const func_entry *e, uint64_t v)
 {
     for (unsigned i = 0; i < e->nbodies; i++)
         if (v >= e->bodies[i].insts && v < e->bodies[i].end &&
             (v - e->bodies[i].insts) % (uint64_t)z->l->zam_inst_size == 0)
-            return 1;
+            return v == e->bodies[i].insts ? 2 : 1;
     return 0;
 }
 
+static void keep(rec_zam_found *out, uint64_t value, int64_t offset, int first)
+{
+    for (unsigned i = 0; i < out->n; i++)
+        if (out->c[i].value == value && (out->c[i].offset < 0) == (offset < 0))
+            return; /* the same value in another register, or saved again */
+    if (out->n == REC_ZAM_CANDIDATES) {
+        out->overflow = 1;
+        return;
+    }
+    out->c[out->n].value = value;
+    out->c[out->n].offset = offset;
+    out->c[out->n].first = first;
+    out->n++;
+}
+
 /* Each word that points at one of e's instructions: the registers, then
- * the copy's stack words below bound. One instruction seen, maybe several
- * times, is the answer; two are a disagreement. */
-static rec_zam_result scan(const rec_zam *z, const func_entry *e, const rec_zam_copy *c,
-                           uint64_t bound, uint64_t *inst)
+ * the copy's stack words below bound. */
+static void scan(const rec_zam *z, const func_entry *e, const rec_zam_copy *c, uint64_t bound,
+                 rec_zam_found *out)
 {
     const struct user_regs_struct *r = c->regs;
     const uint64_t regs[] = {r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->r8,
                              r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15};
-    uint64_t found = 0;
     for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
-        if (!is_instruction(z, e, regs[i]))
-            continue;
-        if (found && found != regs[i])
-            return REC_ZAM_AMBIGUOUS;
-        found = regs[i];
+        int is = is_instruction(z, e, regs[i]);
+        if (is)
+            keep(out, regs[i], -1, is == 2);
     }
     size_t words = c->len / 8;
     if (bound > r->rsp && (bound - r->rsp) / 8 < words)
         words = (size_t)((bound - r->rsp) / 8);
     for (size_t i = 0; i < words; i++) {
         uint64_t v = load_u64(c->stack + i * 8);
-        if (!is_instruction(z, e, v))
-            continue;
-        if (found && found != v)
-            return REC_ZAM_AMBIGUOUS;
-        found = v;
+        int is = is_instruction(z, e, v);
+        if (is)
+            keep(out, v, (int64_t)(i * 8), is == 2);
     }
-    *inst = found;
-    return found ? REC_ZAM_FOUND : REC_ZAM_MISSING;
 }
 
-rec_zam_result rec_zam_locate(rec_zam *z, zs_frame *frames, const uint64_t *addrs, size_t n,
-                              const rec_zam_copy *copy)
+void rec_zam_collect(rec_zam *z, const zs_frame *frames, const uint64_t *addrs, size_t n,
+                     const rec_zam_copy *copy, rec_zam_found *out)
 {
+    memset(out, 0, sizeof *out);
+    out->frame = -1;
     for (size_t i = n; i-- > 0;) {
         if (zs_frame_is_native(&frames[i]))
             continue;
         const func_entry *e = entry_of(z, frames[i].func);
         if (!e || e->kind == F_OTHER)
-            return REC_ZAM_NONE; /* interpreted: a ZAM caller's instruction is out of reach */
+            return; /* interpreted: a ZAM caller's instruction is out of reach */
         if (e->kind == F_BUILTIN)
             continue;
-        if (!copy->len)
-            return REC_ZAM_MISSING;
-        uint64_t inst = 0;
-        rec_zam_result r = scan(z, e, copy, addrs ? addrs[i] : 0, &inst);
-        if (r == REC_ZAM_FOUND)
-            frames[i].stmt = inst | ZS_STMT_ZAM;
-        return r;
+        out->frame = (int)i;
+        if (copy->len)
+            scan(z, e, copy, addrs ? addrs[i] : 0, out);
+        return;
     }
-    return REC_ZAM_NONE;
+}
+
+/* The one value among the candidates in [from, to) bytes above rsp
+ * (registers count as below everything), first instructions (array
+ * bases) only when nothing else is there: 0 when none, 1 when it is
+ * unique (*v), -1 when they disagree. */
+static int agreed_of(const rec_zam_found *f, int64_t from, int64_t to, int first, uint64_t *v)
+{
+    int seen = 0;
+    for (unsigned i = 0; i < f->n; i++) {
+        int64_t at = f->c[i].offset;
+        if (at >= to || (at >= 0 && at < from) || (from > 0 && at < 0) || f->c[i].first != first)
+            continue;
+        if (seen && *v != f->c[i].value)
+            return -1;
+        *v = f->c[i].value;
+        seen = 1;
+    }
+    return seen;
+}
+
+static int agreed(const rec_zam_found *f, int64_t from, int64_t to, uint64_t *v)
+{
+    int r = agreed_of(f, from, to, 0, v);
+    return r ? r : agreed_of(f, from, to, 1, v);
+}
+
+rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t callee_bytes, zs_frame *frames)
+{
+    if (found->frame < 0)
+        return REC_ZAM_NONE;
+    int64_t split = callee_bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)callee_bytes;
+    uint64_t v = 0;
+    int below = agreed(found, -1, split, &v);
+    if (below == 0 && split != INT64_MAX)
+        below = agreed(found, split, INT64_MAX, &v);
+    if (below < 0 || (below > 0 && found->overflow && split == INT64_MAX))
+        return REC_ZAM_AMBIGUOUS;
+    if (below == 0)
+        return REC_ZAM_MISSING;
+    frames[found->frame].stmt = v | ZS_STMT_ZAM;
+    return REC_ZAM_FOUND;
+}
+
+int rec_zam_is_exec(const rec_zam *z, const char *symbol)
+{
+    return symbol && z->l->sym_zam_body_exec[0] && !strcmp(symbol, z->l->sym_zam_body_exec);
 }

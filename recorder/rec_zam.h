@@ -33,16 +33,45 @@ typedef enum rec_zam_result {
     REC_ZAM_AMBIGUOUS, /* words point at different ones: counted, never guessed */
 } rec_zam_result;
 
+enum { REC_ZAM_CANDIDATES = 8 };
+
+/* The words of one copy that point at an instruction of the innermost ZAM
+ * frame's bodies: kept with the sample until its unwind says where
+ * ZBody::Exec's frame starts. */
+typedef struct rec_zam_found {
+    int frame;       /* that frame's index in the sample's frames; -1: none */
+    unsigned n;      /* distinct (value, place) pairs kept */
+    int overflow;    /* more than REC_ZAM_CANDIDATES */
+    struct {
+        uint64_t value;
+        int64_t offset; /* from the copy's rsp; -1: a register */
+        int first;      /* the array's first instruction: also the array itself */
+    } c[REC_ZAM_CANDIDATES];
+} rec_zam_found;
+
 /* NULL when the layout or the executable knows no ZAM (body_vtable 0), or
  * on no memory. */
 rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable);
 void rec_zam_free(rec_zam *z);
 
 /* frames (outermost first) with addrs (each script frame's Frame, 8.1+;
- * NULL before): finds the instruction of the innermost frame whose Func
- * runs a ZAM body (BiFs inside it are passed over) and marks that frame's
- * stmt with it (zs_stmt_is_zam). */
-rec_zam_result rec_zam_locate(rec_zam *z, zs_frame *frames, const uint64_t *addrs, size_t n,
-                              const rec_zam_copy *copy);
+ * NULL before): the words of copy that point at an instruction of the
+ * innermost frame whose Func runs a ZAM body (BiFs inside it are passed
+ * over; an interpreted function ends the search). */
+void rec_zam_collect(rec_zam *z, const zs_frame *frames, const uint64_t *addrs, size_t n,
+                     const rec_zam_copy *copy, rec_zam_found *out);
+
+/* Picks the instruction and marks frames[found->frame]'s stmt with it
+ * (zs_stmt_is_zam). callee_bytes: how far above rsp ZBody::Exec's own
+ * frame starts (UINT64_MAX: not known). The instruction is in a register,
+ * or saved by a callee of Exec below that, or (when neither holds one) in
+ * Exec's own frame; an older one may linger in Exec's frame, so it counts
+ * only when the places below have none. A pointer to the first instruction
+ * is also the array's base, which Exec keeps at hand: it counts only when
+ * no other instruction is seen. */
+rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t callee_bytes, zs_frame *frames);
+
+/* Whether a (mangled) symbol is ZBody::Exec by the layout's name. */
+int rec_zam_is_exec(const rec_zam *z, const char *symbol);
 
 #endif

@@ -398,6 +398,11 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
                          const char* func_name, const BodyDef& b, const StmtList* list, int slot,
                          int depth, std::vector<ZInst>& out)
 {
+	// Zeek 7.2-8.2 label a body's statements that follow a call ZAM
+	// inlined with the inlined function's name (seen on a real 8.2.2: the
+	// function's line stays right); the double does so in the bodies it
+	// compiles, not inside inlined functions.
+	const char* label = func_name;
 	for ( size_t k = 0; k < b.stmts.size(); ++k ) {
 		const StmtDef& sd = b.stmts[k];
 		ZInst z;
@@ -405,7 +410,7 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		z.gt_slot = slot;
 		z.inline_depth = depth;
 		auto loc = std::make_shared<Location>(intern_filename(b.file), sd.line, sd.line);
-		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{func_name, {}, loc, nullptr});
+		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{label, {}, loc, nullptr});
 		if ( sd.spin_us > 0 ) {
 			z.op = OP_SPIN;
 			z.spin_ns = int64_t(sd.spin_us) * 1000;
@@ -426,6 +431,8 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		compile_body(defs, funcs, callee->name, callee->bodies[0],
 		             static_cast<const StmtList*>(body_stmts(fn->bodies[0])), fn->gt_slots[0],
 		             depth + 1, out);
+		if ( depth == 0 )
+			label = callee->name;
 	}
 }
 
