@@ -61,7 +61,7 @@ static void process(const zs_record *r, FILE *out)
             zs_kv_get(kv, n, "exe") ? zs_kv_get(kv, n, "exe") : "?", node && *node ? ", node " : "",
             node && *node ? node : "", zs_kv_get(kv, n, "layout_source") ? zs_kv_get(kv, n, "layout_source") : "?",
             model, zs_cmdline_zam(zs_kv_get(kv, n, "cmdline"))
-                       ? ", scripts compiled with ZAM (functions ZAM inlined have no frames)" : "");
+                       ? ", scripts compiled with ZAM" : "");
 }
 
 /* Prints the header, processes and events as they come, and counts what

@@ -62,10 +62,13 @@ static int announce(session *s, slot *sl, zs_error *err)
     rec_say(s, "recording pid %d (%s, Zeek %s, layout from %s%s%s%s)", (int)sl->target.pid,
         sl->target.exe, sl->target.zeek_version, rec_layout_source_name(sl->target.layout_source),
         sl->target.node[0] ? ", node " : "", sl->target.node, inspected);
-    if (zs_cmdline_zam(sl->target.cmdline))
+    if (zs_cmdline_zam(sl->target.cmdline) && !sl->zam)
         rec_say(s, "note: pid %d compiles its scripts with ZAM (-O ZAM): the functions ZAM inlines "
-            "have no frames of their own (their time is their callers') and the innermost ZAM body no line",
-            (int)sl->target.pid);
+            "have no frames of their own (their time is their callers') and the innermost ZAM body no "
+            "line: %s", (int)sl->target.pid,
+            !sl->native ? "ZAM's instructions are found with native frames only (not with --no-native "
+                          "or --nonblocking)"
+                        : "this Zeek's ZAM objects are not in its layout (Zeek 8.0 and later's are)");
     return 0;
 }
 
