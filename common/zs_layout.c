@@ -21,7 +21,7 @@ typedef struct field {
 
 #define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 0}
 #define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL, 0}
-#define ZAM_INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 1}
+#define ZAM_FIELD(key, member, type) {key, offsetof(zs_layout, zam.member), type, 1}
 
 static const field fields[] = {
     {"model", offsetof(zs_layout, model), F_MODEL},
@@ -50,15 +50,15 @@ static const field fields[] = {
     INT_FIELD(vector_end),
     INT_FIELD(string_data),
     INT_FIELD(string_size),
-    {"sym_zam_body_vtable", offsetof(zs_layout, sym_zam_body_vtable), F_SYMBOL, 1},
-    {"sym_zam_body_exec", offsetof(zs_layout, sym_zam_body_exec), F_SYMBOL, 1},
-    ZAM_INT_FIELD(zam_body_insts),
-    ZAM_INT_FIELD(zam_body_end_pc),
-    ZAM_INT_FIELD(zam_inst_size),
-    ZAM_INT_FIELD(zam_inst_loc),
-    ZAM_INT_FIELD(zam_locinfo_func_name),
-    ZAM_INT_FIELD(zam_locinfo_loc),
-    ZAM_INT_FIELD(zam_locinfo_parent),
+    ZAM_FIELD("sym_zam_body_vtable", sym_body_vtable, F_SYMBOL),
+    ZAM_FIELD("sym_zam_body_exec", sym_body_exec, F_SYMBOL),
+    ZAM_FIELD("zam_body_insts", body_insts, F_INT),
+    ZAM_FIELD("zam_body_end_pc", body_end_pc, F_INT),
+    ZAM_FIELD("zam_inst_size", inst_size, F_INT),
+    ZAM_FIELD("zam_inst_loc", inst_loc, F_INT),
+    ZAM_FIELD("zam_locinfo_func_name", locinfo_func_name, F_INT),
+    ZAM_FIELD("zam_locinfo_loc", locinfo_loc, F_INT),
+    ZAM_FIELD("zam_locinfo_parent", locinfo_parent, F_INT),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -281,12 +281,12 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
         l->location_filename == l->location_first_line)
         return zs_fail(err, ZS_E_LAYOUT, "%s: Location members overlap", source);
     if (zs_layout_has_zam(l) &&
-        (!l->sym_zam_body_vtable[0] || !l->sym_zam_body_exec[0] || l->zam_inst_size < 16 || l->zam_inst_size % 8 ||
-         !member_fits(l->zam_inst_loc, 8, l->zam_inst_size) ||
-         !member_fits(l->zam_locinfo_func_name, 32, OFFSET_MAX) ||
-         !member_fits(l->zam_locinfo_loc, 8, OFFSET_MAX) ||
-         !member_fits(l->zam_locinfo_parent, 8, OFFSET_MAX) ||
-         l->zam_body_insts == l->zam_body_end_pc))
+        (!l->zam.sym_body_vtable[0] || !l->zam.sym_body_exec[0] || l->zam.inst_size < 16 || l->zam.inst_size % 8 ||
+         !member_fits(l->zam.inst_loc, 8, l->zam.inst_size) ||
+         !member_fits(l->zam.locinfo_func_name, 32, OFFSET_MAX) ||
+         !member_fits(l->zam.locinfo_loc, 8, OFFSET_MAX) ||
+         !member_fits(l->zam.locinfo_parent, 8, OFFSET_MAX) ||
+         l->zam.body_insts == l->zam.body_end_pc))
         return zs_fail(err, ZS_E_LAYOUT,
                        "%s: the zam_ members are inconsistent (a vtable symbol, an 8-aligned "
                        "instruction size of 16 or more holding its loc)", source);

@@ -21,6 +21,24 @@ typedef enum zs_model {
 
 enum { ZS_SYMBOL_MAX = 128 };
 
+/* -O ZAM (optional: inst_size 0 when the layout knows no ZAM). A ZBody is
+ * recognised by its vtable symbol, its instruction loop by sym_body_exec;
+ * its instruction array (insts, end_pc of inst_size-byte ZInsts) by the
+ * members below. Each ZInst's loc is a shared_ptr (its pointer first) to a
+ * ZAMLocInfo {func_name (a std::string), loc (a shared_ptr to a Location),
+ * parent (a shared_ptr to the ZAMLocInfo of the enclosing statement)}. */
+typedef struct zs_zam_layout {
+    char sym_body_vtable[ZS_SYMBOL_MAX];
+    char sym_body_exec[ZS_SYMBOL_MAX];
+    int32_t body_insts;
+    int32_t body_end_pc;
+    int32_t inst_size;
+    int32_t inst_loc;
+    int32_t locinfo_func_name;
+    int32_t locinfo_loc;
+    int32_t locinfo_parent;
+} zs_zam_layout;
+
 typedef struct zs_layout {
     zs_model model;
     char sym_call_stack[ZS_SYMBOL_MAX];
@@ -55,25 +73,11 @@ typedef struct zs_layout {
     int32_t string_data;
     int32_t string_size;
 
-    /* -O ZAM (optional: zam_inst_size 0 when the layout knows no ZAM).
-     * A ZBody is recognised by its vtable symbol; its instruction array
-     * (insts, end_pc of zam_inst_size-byte ZInsts) by the members below.
-     * Each ZInst's loc is a shared_ptr (its pointer first) to a ZAMLocInfo
-     * {func_name (a std::string), loc (a shared_ptr to a Location), parent
-     * (a shared_ptr to the ZAMLocInfo of the call it was inlined at)}. */
-    char sym_zam_body_vtable[ZS_SYMBOL_MAX];
-    char sym_zam_body_exec[ZS_SYMBOL_MAX]; /* ZBody::Exec, the instruction loop */
-    int32_t zam_body_insts;
-    int32_t zam_body_end_pc;
-    int32_t zam_inst_size;
-    int32_t zam_inst_loc;
-    int32_t zam_locinfo_func_name;
-    int32_t zam_locinfo_loc;
-    int32_t zam_locinfo_parent;
+    zs_zam_layout zam;
 } zs_layout;
 
 /* Whether l can read ZAM-compiled bodies. */
-static inline int zs_layout_has_zam(const zs_layout *l) { return l->zam_inst_size > 0; }
+static inline int zs_layout_has_zam(const zs_layout *l) { return l->zam.inst_size > 0; }
 
 /* Finds the built-in layout for a Zeek version string ("6.0.3", "8.0.10-debug").
  * Returns NULL when no built-in layout covers it. */

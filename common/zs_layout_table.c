@@ -25,10 +25,10 @@
  * against the DWARF of a real 8.2.2; 8.0.10's headers give the same
  * offsets (GCC 12, not checked against its DWARF). 7.x differs (not in
  * the table: its ZAM bodies show as before, without instructions). */
-#define ZAM_8 .sym_zam_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
-    .sym_zam_body_exec = "_ZN4zeek6detail5ZBody4ExecEPNS0_5FrameERNS0_12StmtFlowTypeE", .zam_body_insts = 88, \
-    .zam_body_end_pc = 96, .zam_inst_size = 88, .zam_inst_loc = 64, .zam_locinfo_func_name = 0, \
-    .zam_locinfo_loc = 80, .zam_locinfo_parent = 96
+#define ZAM_8 .zam = {.sym_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
+    .sym_body_exec = "_ZN4zeek6detail5ZBody4ExecEPNS0_5FrameERNS0_12StmtFlowTypeE", \
+    .body_insts = 88, .body_end_pc = 96, .inst_size = 88, .inst_loc = 64, \
+    .locinfo_func_name = 0, .locinfo_loc = 80, .locinfo_parent = 96}
 
 /* Zeek 3.0: Location has a vtable; Func::kind is a 4-byte enum.
  * Verified against the DWARF of a real Zeek 3.0.1 (GCC 12).
@@ -287,15 +287,7 @@ void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version)
     const zs_layout *b = zs_layout_builtin(zeek_version);
     if (zs_layout_has_zam(l) || !b || !zs_layout_has_zam(b))
         return;
-    memcpy(l->sym_zam_body_vtable, b->sym_zam_body_vtable, sizeof l->sym_zam_body_vtable);
-    memcpy(l->sym_zam_body_exec, b->sym_zam_body_exec, sizeof l->sym_zam_body_exec);
-    l->zam_body_insts = b->zam_body_insts;
-    l->zam_body_end_pc = b->zam_body_end_pc;
-    l->zam_inst_size = b->zam_inst_size;
-    l->zam_inst_loc = b->zam_inst_loc;
-    l->zam_locinfo_func_name = b->zam_locinfo_func_name;
-    l->zam_locinfo_loc = b->zam_locinfo_loc;
-    l->zam_locinfo_parent = b->zam_locinfo_parent;
+    l->zam = b->zam;
 }
 
 /* Length of the "major.minor" part of a key. */

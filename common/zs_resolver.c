@@ -123,19 +123,19 @@ int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs
 static int read_zam_locinfo(const zs_memory *m, const zs_layout *l, uint64_t info,
                             zs_zam_line *out, uint64_t *parent)
 {
-    int size = max3(l->zam_locinfo_func_name + max2(l->string_data, l->string_size) + 8,
-                    l->zam_locinfo_loc + 8, l->zam_locinfo_parent + 8);
+    int size = max3(l->zam.locinfo_func_name + max2(l->string_data, l->string_size) + 8,
+                    l->zam.locinfo_loc + 8, l->zam.locinfo_parent + 8);
     uint8_t b[OBJ_READ_MAX];
     memset(out, 0, sizeof *out);
     if (!info || size > (int)sizeof b || zs_mem_read(m, info, b, (size_t)size))
         return -1;
     zs_location at;
-    if (read_location(m, l, load_u64(b + l->zam_locinfo_loc), &at))
+    if (read_location(m, l, load_u64(b + l->zam.locinfo_loc), &at))
         return -1;
-    out->func = read_std_string(m, l, b + l->zam_locinfo_func_name);
+    out->func = read_std_string(m, l, b + l->zam.locinfo_func_name);
     out->file = at.file;
     out->line = at.first_line;
-    *parent = load_u64(b + l->zam_locinfo_parent);
+    *parent = load_u64(b + l->zam.locinfo_parent);
     if (!out->func) {
         zs_zam_line_free(out);
         return -1;
@@ -148,7 +148,7 @@ int zs_resolve_zam(const zs_memory *m, const zs_layout *l, uint64_t inst, zs_zam
 {
     *n = 0;
     uint64_t info;
-    if (!zs_layout_has_zam(l) || read_ptr(m, inst + (uint64_t)l->zam_inst_loc, &info))
+    if (!zs_layout_has_zam(l) || read_ptr(m, inst + (uint64_t)l->zam.inst_loc, &info))
         return -1;
     while (info && *n < ZS_MAX_ZAM_CHAIN) {
         uint64_t parent;
@@ -300,10 +300,10 @@ static int zam_body_of(const zs_memory *m, const zs_layout *l, const zs_func_inf
         uint64_t insts;
         uint32_t end_pc;
         uint64_t body = f->body_stmts[i];
-        if (!body || !f->bodies[i].file || read_ptr(m, body + (uint64_t)l->zam_body_insts, &insts) ||
-            zs_mem_read(m, body + (uint64_t)l->zam_body_end_pc, &end_pc, sizeof end_pc))
+        if (!body || !f->bodies[i].file || read_ptr(m, body + (uint64_t)l->zam.body_insts, &insts) ||
+            zs_mem_read(m, body + (uint64_t)l->zam.body_end_pc, &end_pc, sizeof end_pc))
             continue;
-        if (inst >= insts && inst < insts + (uint64_t)end_pc * (uint64_t)l->zam_inst_size) {
+        if (inst >= insts && inst < insts + (uint64_t)end_pc * (uint64_t)l->zam.inst_size) {
             at->file = strdup(f->bodies[i].file);
             at->first_line = at->last_line = f->bodies[i].first_line;
             return at->file ? 0 : -1;

@@ -270,7 +270,7 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
         want_sym(&req, choice->forced->sym_call_stack);
         want_sym(&req, choice->forced->sym_frame_stack);
         want_sym(&req, choice->forced->sym_network_time);
-        want_sym(&req, choice->forced->sym_zam_body_vtable);
+        want_sym(&req, choice->forced->zam.sym_body_vtable);
     }
     rec_inspect_verdict v;
     if (rec_inspect(&req, &v, err))
@@ -314,7 +314,7 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
     t->network_time = syms[2].found && t->layout.sym_network_time[0] ? syms[2].value + bias : 0;
     zs_elf_symbol zbody = {0};
     if (zs_layout_has_zam(&t->layout) &&
-        inspected_sym(&req, &v, t->layout.sym_zam_body_vtable, &zbody) == 0 && zbody.found)
+        inspected_sym(&req, &v, t->layout.zam.sym_body_vtable, &zbody) == 0 && zbody.found)
         t->zam_body_vtable = zbody.value + bias + VTABLE_ADDRESS_POINT;
     read_ns_pid(t);
     read_node(t);

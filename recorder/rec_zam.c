@@ -80,11 +80,11 @@ static int zam_body_of(rec_zam *z, uint64_t stmts, zam_body *out)
     uint64_t vtable, insts;
     uint32_t end_pc;
     if (!stmts || read_u64(z, stmts, &vtable) || vtable != z->body_vtable ||
-        read_u64(z, stmts + (uint64_t)l->zam_body_insts, &insts) ||
-        zs_mem_read(&z->live, stmts + (uint64_t)l->zam_body_end_pc, &end_pc, sizeof end_pc) ||
+        read_u64(z, stmts + (uint64_t)l->zam.body_insts, &insts) ||
+        zs_mem_read(&z->live, stmts + (uint64_t)l->zam.body_end_pc, &end_pc, sizeof end_pc) ||
         !insts || !end_pc)
         return 0;
-    *out = (zam_body){insts, insts + (uint64_t)end_pc * (uint64_t)l->zam_inst_size};
+    *out = (zam_body){insts, insts + (uint64_t)end_pc * (uint64_t)l->zam.inst_size};
     return out->end > insts;
 }
 
@@ -159,7 +159,7 @@ static int is_instruction(const rec_zam *z, const func_entry *e, uint64_t v)
 {
     for (unsigned i = 0; i < e->nbodies; i++)
         if (v >= e->bodies[i].insts && v < e->bodies[i].end &&
-            (v - e->bodies[i].insts) % (uint64_t)z->l->zam_inst_size == 0)
+            (v - e->bodies[i].insts) % (uint64_t)z->l->zam.inst_size == 0)
             return v == e->bodies[i].insts ? 2 : 1;
     return 0;
 }
@@ -267,5 +267,5 @@ rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t callee_bytes,
 
 int rec_zam_is_exec(const rec_zam *z, const char *symbol)
 {
-    return symbol && z->l->sym_zam_body_exec[0] && !strcmp(symbol, z->l->sym_zam_body_exec);
+    return symbol && z->l->zam.sym_body_exec[0] && !strcmp(symbol, z->l->zam.sym_body_exec);
 }
