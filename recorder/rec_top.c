@@ -28,7 +28,10 @@ typedef struct pair {
     uint64_t func, stmt;
     pid_t pid;
     uint32_t fn;
+    uint32_t inlined_fn; /* a ZAM frame's innermost inlined function; NO_FN: none */
 } pair;
+
+enum { NO_FN = UINT32_MAX };
 
 typedef struct fn {
     char *name;               /* printable ASCII: it comes from the target's memory */
@@ -125,8 +128,10 @@ static int intern(rec_top *t, const char *name, const char *file, int line, uint
         return 0;
     }
     char where[4200] = "";
-    if (file && file[0])
+    if (file && file[0] && line)
         snprintf(where, sizeof where, "%s:%d", file, line);
+    else if (file && file[0]) /* a function ZAM inlined: its first line is not known */
+        snprintf(where, sizeof where, "%s", file);
     size_t nl = strlen(name), wl = strlen(where);
     if (wl && nl > wl && strcmp(name + nl - wl, where) == 0)
         where[0] = '\0'; /* a handler body: its name says where it is */
@@ -144,7 +149,7 @@ static int intern(rec_top *t, const char *name, const char *file, int line, uint
 /* Names a pair seen for the first time, from live memory: the target runs
  * again by now, and a running frame's Func and statement are not freed. */
 static int add_pair(rec_top *t, const rec_target *target, const zs_frame *f, uint64_t hash,
-                    uint32_t *out)
+                    uint32_t *out, uint32_t *inlined)
 {
     if (zs_grow(&t->pairs, &t->pairs_cap, t->npairs + 1, sizeof *t->pairs, 1024))
         return -1;
@@ -154,10 +159,14 @@ static int add_pair(rec_top *t, const rec_target *target, const zs_frame *f, uin
     if (zs_resolve_frame(&mem, &target->layout, f, &fi))
         return -1;
     int rc = intern(t, fi.name, fi.file, fi.start_line, out);
+    *inlined = NO_FN;
+    if (rc == 0 && fi.ninlined) /* a function ZAM inlined: its own row, as without ZAM */
+        rc = intern(t, fi.inlined[fi.ninlined - 1].func, fi.inlined[fi.ninlined - 1].file, 0, inlined);
     zs_frame_info_free(&fi);
     if (rc || zs_intern_add(&t->pair_index, hash, (uint32_t)t->npairs))
         return -1;
-    t->pairs[t->npairs++] = (pair){.func = f->func, .stmt = f->stmt, .pid = target->pid, .fn = *out};
+    t->pairs[t->npairs++] = (pair){.func = f->func, .stmt = f->stmt, .pid = target->pid, .fn = *out,
+                                   .inlined_fn = *inlined};
     return 0;
 }
 
@@ -188,13 +197,19 @@ int rec_top_sample(rec_top *t, const rec_target *target, const zs_frame *frames,
         pair key = {.func = f->func, .stmt = f->stmt, .pid = target->pid};
         uint64_t h = pair_hash(target->pid, f);
         int64_t at = zs_intern_find(&t->pair_index, h, same_pair, t, &key);
-        uint32_t id;
-        if (at >= 0)
+        uint32_t id, inlined;
+        if (at >= 0) {
             id = t->pairs[at].fn;
-        else if (add_pair(t, target, f, h, &id))
+            inlined = t->pairs[at].inlined_fn;
+        } else if (add_pair(t, target, f, h, &id, &inlined)) {
             return zs_fail(err, ZS_E_NOMEM, "--top");
+        }
         count_total(t, id, weight);
         inner = id;
+        if (inlined != NO_FN) {
+            count_total(t, inlined, weight);
+            inner = inlined;
+        }
     }
     if (n == 0)
         count_total(t, EMPTY_FN, weight);
