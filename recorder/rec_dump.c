@@ -1,19 +1,44 @@
 #include "rec_dump.h"
 #include "rec_constants.h"
 
+#include <elf.h>
 #include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "rec_clock.h"
 #include "rec_memory.h"
+#include "rec_native.h"
 #include "rec_ptrace.h"
 #include "rec_sampler.h"
+#include "rec_zam.h"
 #include "zs_resolver.h"
+
+/* -O ZAM: the registers and stack the innermost ZAM body's instruction is
+ * found in (rec_zam.h), copied in the one stop. */
+typedef struct dump_copy {
+    struct user_regs_struct regs;
+    uint8_t stack[REC_NATIVE_STACK_MAX];
+    size_t len;
+} dump_copy;
+
+static void copy_registers_and_stack(pid_t pid, dump_copy *c)
+{
+    struct iovec regs = {&c->regs, sizeof c->regs};
+    c->len = 0;
+    if (ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS, &regs) != 0)
+        return;
+    struct iovec local = {c->stack, sizeof c->stack};
+    struct iovec remote = {(void *)(uintptr_t)c->regs.rsp, sizeof c->stack};
+    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    c->len = got > 0 ? (size_t)got : 0;
+}
 
 
 /* Stops the target once and copies its stack; it runs untraced again
  * before this returns, whatever happened. */
-static int take_one(const rec_target *t, rec_sampler *s, zs_error *err)
+static int take_one(const rec_target *t, rec_sampler *s, dump_copy *copy, zs_error *err)
 {
     rec_tracee tr;
     if (rec_ptrace_seize(&tr, t->pid, 0, err))
@@ -21,6 +46,8 @@ static int take_one(const rec_target *t, rec_sampler *s, zs_error *err)
     rec_ptrace_interrupt(&tr, rec_now_ns());
     int stopped = rec_ptrace_await_stop(&tr, rec_now_ns() + REC_STOP_DEADLINE_NS, 1);
     rec_read_result res = stopped > 0 ? rec_sampler_read(s) : REC_READ_FAILED;
+    if (copy && stopped > 0)
+        copy_registers_and_stack(t->pid, copy);
     rec_tracee *one = &tr;
     rec_ptrace_release(&one, 1, rec_now_ns() + REC_STOP_DEADLINE_NS);
     if (stopped == 0)
@@ -54,15 +81,24 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
         return -1;
     rec_sampler *s = rec_sampler_new(&t, ZS_MAX_FRAMES, 0);
     zs_frame *frames = calloc(ZS_MAX_FRAMES, sizeof *frames);
+    uint64_t *addrs = calloc(ZS_MAX_FRAMES, sizeof *addrs);
+    rec_zam *zam = rec_zam_new(pid, &t.layout, t.zam_body_vtable);
+    dump_copy *copy = zam ? malloc(sizeof *copy) : NULL;
     int rc = -1;
-    if (!s || !frames) {
+    if (!s || !frames || !addrs || (zam && !copy)) {
         zs_fail(err, ZS_E_NOMEM, "dump");
         goto out;
     }
-    if (take_one(&t, s, err))
+    if (take_one(&t, s, copy, err))
         goto out;
     int cut;
     size_t n = rec_sampler_frames(s, frames, &cut);
+    if (zam && copy->len) {
+        rec_zam_found found;
+        rec_zam_copy c = {&copy->regs, copy->stack, copy->len};
+        rec_zam_collect(zam, frames, rec_sampler_frame_addrs(s, addrs) ? addrs : NULL, n, &c, &found);
+        rec_zam_choose(&found, UINT64_MAX, frames);
+    }
     fprintf(out, "pid %d: Zeek %s, %s; ", (int)pid, t.zeek_version, t.exe);
     print_network_time(out, rec_sampler_network_time(s));
     fputc('\n', out);
@@ -76,13 +112,17 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
      * frame's Func is not. */
     pid_t mem_pid = pid;
     zs_memory mem = rec_live_memory(&mem_pid);
+    size_t shown = 0;
     for (size_t k = n; k-- > 0;) {
         zs_frame_info fi;
         if (zs_resolve_frame(&mem, &t.layout, &frames[k], &fi)) {
             zs_fail(err, ZS_E_NOMEM, "dump");
             goto out;
         }
-        fprintf(out, "  #%-3zu %s", n - 1 - k, fi.name);
+        for (size_t i = fi.ninlined; i-- > 0;) /* innermost first */
+            fprintf(out, "  #%-3zu %s  at %s:%d  (inlined by ZAM)\n", shown++, fi.inlined[i].func,
+                    fi.inlined[i].file ? fi.inlined[i].file : "?", fi.inlined[i].line);
+        fprintf(out, "  #%-3zu %s", shown++, fi.name);
         if (fi.file && fi.file[0])
             fprintf(out, "  at %s:%d", fi.file, fi.line);
         else if (!fi.unresolved)
@@ -93,6 +133,9 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
     rc = 0;
 out:
     free(frames);
+    free(addrs);
+    free(copy);
+    rec_zam_free(zam);
     rec_sampler_free(s);
     return rc;
 }
