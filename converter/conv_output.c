@@ -9,7 +9,7 @@
 typedef struct output {
     FILE *file;
     char *path;
-    char *tmp; /* NULL when writing to stdout */
+    char *tmp; /* NULL when writing to stdout or to a path that is not a regular file */
 } output;
 
 static void output_discard(output *o);
@@ -20,6 +20,16 @@ static int output_open(output *o, const char *path, zs_error *err)
     memset(o, 0, sizeof *o);
     if (!strcmp(path, "-")) {
         o->file = stdout;
+        return 0;
+    }
+    /* A device, a FIFO, /dev/stdout: written to as it is. Renaming a
+     * finished file over it would replace it (run as root, -o /dev/null
+     * would leave the system a regular file there). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (!(o->file = fopen(path, "wb")))
+            return zs_fail(err, ZS_E_OUTPUT, "%s: %s", path, strerror(errno));
+        o->path = strdup(path);
         return 0;
     }
     size_t n = strlen(path) + 16;
@@ -56,8 +66,13 @@ static int output_commit(output *o, zs_error *err)
 {
     if (!o->tmp) {
         int bad = fflush(o->file) != 0 || ferror(o->file);
+        if (o->file != stdout)
+            bad |= fclose(o->file) != 0;
+        if (bad)
+            zs_fail(err, ZS_E_OUTPUT, "%s: write error", o->path ? o->path : "stdout");
+        free(o->path);
         memset(o, 0, sizeof *o);
-        return bad ? zs_fail(err, ZS_E_OUTPUT, "stdout: write error") : 0;
+        return bad ? -1 : 0;
     }
     int bad = fflush(o->file) != 0 || ferror(o->file) || fsync(fileno(o->file)) != 0;
     int e = errno;

@@ -67,6 +67,7 @@ struct rec_native {
     uint64_t asked_ns;    /* when the oldest of them was asked for */
     uint64_t truncated;
     uint64_t general; /* unwinds libdwfl's general path made */
+    int copier;       /* no unwinder: the window's copy is for ZAM alone */
     uint8_t msg[UW_MAX_MSG];
 };
 
@@ -308,6 +309,19 @@ rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err)
     }
     return n;
 }
+
+rec_native *rec_native_copier(pid_t pid)
+{
+    rec_native *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->pid = pid;
+    n->sock = -1;
+    n->copier = 1;
+    return n;
+}
+
+int rec_native_is_copier(const rec_native *n) { return n && n->copier; }
 
 void rec_native_free(rec_native *n)
 {

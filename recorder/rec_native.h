@@ -64,6 +64,11 @@ typedef struct rec_native rec_native;
 rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err);
 unsigned rec_native_batch_ms(unsigned rate_hz);
 void rec_native_free(rec_native *n);
+/* Registers and a stack copy in each window like rec_native_new's, with no
+ * unwinder: for ZAM's instruction (rec_zam.h) without native frames. NULL
+ * on no memory. */
+rec_native *rec_native_copier(pid_t pid);
+int rec_native_is_copier(const rec_native *n);
 
 
 /* In the stop window, before the script frames are read: the registers.

@@ -172,6 +172,10 @@ static void submit_capture(session *s, slot *sl)
         return;
     sl->capture_unsent = 0;
     collect_zam(sl, &sl->pending[sl->unsent_at]);
+    if (rec_native_is_copier(sl->native)) { /* no unwinder: the copy was for ZAM only */
+        choose_zam(s, sl, &sl->pending[sl->unsent_at], 0);
+        return;
+    }
     int rc = rec_native_submit(sl->native);
     if (rc == 0)
         return;
@@ -276,8 +280,13 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
     sl->credited += ticks.owed;
     if (sl->capture_skipped) {
         sl->capture_skipped = 0;
-        s->native_samples++;
-        s->native_behind++;
+        if (!rec_native_is_copier(sl->native)) {
+            s->native_samples++;
+            s->native_behind++;
+        }
+    } else if (captured && rec_native_is_copier(sl->native)) {
+        sl->capture_unsent = 1; /* looked at by housekeeping (submit_capture) */
+        sl->unsent_at = at;
     } else if (captured) {
         /* The unwinder behind (short of a core on a busy host, or still
          * reading the modules' tables at the start): this sample goes

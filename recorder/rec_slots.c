@@ -76,7 +76,16 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
 {
     if (!(sl->sampler = rec_sampler_new(&sl->target, ZS_MAX_FRAMES, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
-    if (s->o->native && !s->o->nonblocking) {
+    if (!s->o->native && !s->o->nonblocking && zs_cmdline_zam(sl->target.cmdline) &&
+        zs_layout_has_zam(&sl->target.layout) && sl->target.zam_body_vtable) {
+        /* -O ZAM without native frames: the registers and stack each stop
+         * copies anyway for native frames, for ZAM's instruction alone. */
+        sl->native = rec_native_copier(sl->target.pid);
+        sl->zam = sl->native ? rec_zam_new(sl->target.pid, &sl->target.layout,
+                                           sl->target.zam_body_vtable) : NULL;
+        if (sl->native)
+            rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
+    } else if (s->o->native && !s->o->nonblocking) {
         zs_error why = {0};
         uint64_t begin = rec_now_ns();
         if (!(sl->native = rec_native_new(sl->target.pid, s->o->rate_hz, &why)))

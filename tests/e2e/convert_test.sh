@@ -9,6 +9,7 @@
 #     a truncated one converts with a warning;
 #   - Funcs missing from the snapshot show as [unresolved 0x...] and are
 #     counted in the summary.
+#   - -o naming a FIFO writes into it and leaves it a FIFO.
 #
 # usage: tests/e2e/convert_test.sh BUILD_DIR
 # ZS_E2E_SEED and ZS_E2E_CUT override the generator seed and the truncation
@@ -175,5 +176,14 @@ grep -q "warning: .*omit.zspy: $unresolved samples have frames missing" omit.err
     { cat omit.err >&2; fail "no warning counting $unresolved unresolved samples"; }
 "$convert" --cache "$cache" -f summary --top 5 -o - omit.zspy 2>/dev/null >omit.summary
 grep -q "; $unresolved unresolved samples" omit.summary || { cat omit.summary >&2; fail "summary does not count $unresolved unresolved samples"; }
+
+step "-o a FIFO (or a device, /dev/stdout): written to, not replaced by a file"
+mkfifo out.fifo
+cat out.fifo >fifo.folded &
+reader=$!
+"$convert" --cache "$cache" -f folded -o out.fifo omit.zspy 2>/dev/null || { kill "$reader"; fail "-o FIFO: convert failed"; }
+[[ -p out.fifo ]] || { kill "$reader"; fail "-o FIFO: the FIFO was replaced ($(stat -c %F out.fifo))"; }
+wait "$reader"
+sort fifo.folded | diff -q - <(sort omit.folded) >/dev/null || fail "-o FIFO: other output than to a file"
 
 echo "PASS"

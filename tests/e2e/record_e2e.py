@@ -373,7 +373,8 @@ def test_zam_note(env):
     frames, the recorder notes that the functions ZAM inlines have no
     frames of their own (with them, the default, they have: no note);
     without -O ZAM, neither."""
-    cases = ((["-O", "ZAM"], ["--no-native"], True, True), (["-O", "ZAM"], [], False, True),
+    cases = ((["-O", "ZAM"], ["--nonblocking"], True, True), (["-O", "ZAM"], [], False, True),
+             (["-O", "ZAM"], ["--no-native"], False, True),
              (["-O", "no-ZAM-opt"], ["--no-native"], False, False), ([], [], False, False))
     for i, (args, opts, want_note, want_info) in enumerate(cases):
         rec = env.path("zam-%d.zspy" % i)
@@ -395,29 +396,37 @@ def test_zam_note(env):
 def caller_locations(profile):
     """(function, line, first line) of every location that calls another in
     some sample, from `go tool pprof -raw` (script frames only: a location
-    is a frame)."""
-    locs, callers, section = {}, set(), None
+    is a frame), but for those calling a function ZAM inlined into them (a
+    callee whose first line is not known, 0): on Zeek 7.2+ the line of that
+    call is not known either."""
+    locs, stacks, section = {}, [], None
     for line in pprof(["-raw"], profile).splitlines():
         if line in ("Samples:", "Locations", "Mappings"):
             section = line
             continue
         m = re.match(r"\s*\d+\s+\d+: ([\d ]+)$", line)
         if section == "Samples:" and m:
-            callers.update(int(i) for i in m.group(1).split()[1:])  # all but the innermost
-        m = re.match(r"\s*(\d+): 0x[0-9a-f]+ M=\d+ (.*) (\S*):(\d+) s=(\d+)$", line)
+            stacks.append([int(i) for i in m.group(1).split()])  # innermost first
+        m = re.match(r"\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.*) (\S*):(\d+) s=(\d+)$", line)
         if section == "Locations" and m:
             locs[int(m.group(1))] = (m.group(2), int(m.group(4)), int(m.group(5)))
-    return {locs[i] for i in callers if i in locs}
+    callers = set()
+    for ids in stacks:
+        for callee, caller in zip(ids, ids[1:]):
+            if caller in locs and not (callee in locs and locs[callee][2] == 0 and locs[callee][1]):
+                callers.add(locs[caller])
+    return callers
 
 
 def test_zam_lines(env):
     """-O ZAM: a ZAM-compiled body never sets its Frame's next_stmt, but each
     call it makes is named in the callee's CallInfo (the double's -O ZAM
     does the same). Every frame that calls another must show the line of
-    that call, a call site seen without ZAM; the innermost has none. ZAM
-    inlines the double's small functions: a call made from one of them
-    shows its line in the body it was inlined into (--no-native: the
-    instruction, and with it the inlined function, is not looked for)."""
+    that call, a call site seen without ZAM. ZAM inlines the double's small
+    functions: a frame calling one of those has no line for that call on
+    Zeek 7.2+ and is not checked (e2e.zam checks the inlined frames).
+    Recorded with --no-native: the recorder still copies the registers and
+    stack for ZAM's instruction."""
     callers = {}
     for zam in (False, True):
         rec, profile = env.path("lines-%d.zspy" % zam), env.path("lines-%d.pb.gz" % zam)
