@@ -189,6 +189,13 @@ int64_t conv_profile_native_location(conv_profile *p, uint32_t function, int lin
     return intern_location(p, &k);
 }
 
+int64_t conv_profile_zam_location(conv_profile *p, uint32_t function, int line, int inlined,
+                                  uint64_t inst)
+{
+    conv_location k = {function, line, 0, inst, inlined != 0};
+    return intern_location(p, &k);
+}
+
 int64_t conv_profile_mapping(conv_profile *p, uint64_t start, uint64_t limit, uint64_t file_offset,
                              const char *file, const char *build_id)
 {

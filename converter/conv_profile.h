@@ -22,11 +22,13 @@ typedef struct conv_location {
     uint32_t function; /* index into functions */
     int line;
     uint32_t mapping;  /* native frames: 1 + index into mappings; 0: none */
-    uint64_t address;  /* native frames: the PC in the process; 0: none */
-    int inlined;       /* native frames: a function inlined at that PC into the
-                          next outer location of its stack (same mapping and
-                          address): pprof makes them one Location of several
-                          Lines, the other outputs frames of their own */
+    uint64_t address;  /* native frames: the PC in the process; ZAM frames and
+                          the functions inlined there: the instruction; 0: none */
+    int inlined;       /* a function inlined at that PC (or ZAM instruction)
+                          into the next outer location of its stack (same
+                          mapping and address): pprof makes them one Location
+                          of several Lines, the other outputs frames of their
+                          own */
 } conv_location;
 
 /* A file mapped into a profiled process (a pprof Mapping): native
@@ -110,6 +112,11 @@ int64_t conv_profile_native_function(conv_profile *p, const char *name, const ch
  * (1 + its index; 0: none); inlined as in conv_location. */
 int64_t conv_profile_native_location(conv_profile *p, uint32_t function, int line, int inlined,
                                      uint32_t mapping, uint64_t address);
+/* A ZAM frame's location (inlined 0) or a function ZAM inlined there
+ * (inlined 1): placed at instruction inst, so that pprof makes them one
+ * Location of several Lines, as a native PC with inlined functions. */
+int64_t conv_profile_zam_location(conv_profile *p, uint32_t function, int line, int inlined,
+                                  uint64_t inst);
 int64_t conv_profile_mapping(conv_profile *p, uint64_t start, uint64_t limit, uint64_t file_offset,
                              const char *file, const char *build_id);
 int64_t conv_profile_process(conv_profile *p, const char *host, uint32_t pid, const char *node);

@@ -626,16 +626,20 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
                     : zs_frame_is_native(&s->frames[i]) ? conv_profile_native_function(prof, fi.name, NULL)
                                                         : conv_profile_function(prof, fi.name, fi.file,
                                                                                 fi.start_line);
-        int64_t l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, fi.line);
-        if (l >= 0)
-            locs[nlocs++] = (uint32_t)l;
         /* A ZAM body's instruction in a function inlined into it: that
          * function is a frame of its own, as without ZAM (its first line is
-         * not known: the instruction has only its own). */
+         * not known: the instruction has only its own); in pprof, a Line of
+         * the frame's Location. */
+        uint64_t inst = fi.ninlined ? zs_stmt_zam_inst(s->frames[i].stmt) : 0;
+        int64_t l = f < 0 ? -1
+                    : inst ? conv_profile_zam_location(prof, (uint32_t)f, fi.line, 0, inst)
+                           : conv_profile_location(prof, (uint32_t)f, fi.line);
+        if (l >= 0)
+            locs[nlocs++] = (uint32_t)l;
         for (size_t k = 0; l >= 0 && k < fi.ninlined && nlocs < ZS_MAX_FRAMES * ZS_MAX_INLINE; k++) {
             const zs_zam_line *in = &fi.inlined[k];
             f = conv_profile_function(prof, in->func, in->file ? in->file : "", 0);
-            l = f < 0 ? -1 : conv_profile_location(prof, (uint32_t)f, in->line);
+            l = f < 0 ? -1 : conv_profile_zam_location(prof, (uint32_t)f, in->line, 1, inst);
             if (l >= 0)
                 locs[nlocs++] = (uint32_t)l;
         }

@@ -74,14 +74,15 @@ static void collect_zam(slot *sl, pending_sample *p)
     }
 }
 
-/* Its instruction, once the unwind (m frames in s->natives, innermost
- * first; m <= 0: failed) says where ZBody::Exec's frame starts. */
+/* Its instruction, once the unwind (m frames in s->natives, outermost
+ * first; m <= 0: failed) says where the innermost ZBody::Exec's frame
+ * starts. */
 static void choose_zam(session *s, slot *sl, const pending_sample *p, ssize_t m)
 {
     if (!sl->zam || p->zam.frame < 0)
         return;
     uint64_t callee_bytes = UINT64_MAX;
-    for (ssize_t i = 0; i < m; i++) {
+    for (ssize_t i = m; i-- > 0;) {
         const rec_native_location *l;
         if (!zs_frame_is_native(&s->natives[i].frame) ||
             !(l = rec_native_location_of(sl->native, s->natives[i].frame.stmt)))
