@@ -21,6 +21,10 @@ for 4 s, with DWARF and stripped. Checked:
   - the stripped build gives the same script frames as the DWARF one, and
     so does a recording with --no-native (the registers and stack are
     copied for ZAM all the same);
+  - with the double's --zam-chains (locations chained through the inlined
+    calls, as Zeek 7.0 has them) a function inlined into an inlined one has
+    the whole path above it (Site::is_local_addr under Files::describe under
+    HTTP::parse_request in the http body);
   - `--top` (on a pipe) gives the inlined HTTP::parse_request (25 % of the
     double's time) a row of its own.
 """
@@ -37,13 +41,13 @@ RATE, SECONDS = 1000, 4
 FOUND_BUDGET = 0.99  # of the samples in ZAM code, with their instruction
 
 
-def record(env, tag, zam, opts=()):
+def record(env, tag, zam, opts=(), target_opts=()):
     rec, truth = env.path("%s.zspy" % tag), env.path("%s.truth.tsv" % tag)
     for old in (rec, env.path("%s.pb.gz" % tag)):
         if os.path.exists(old):
             os.unlink(old)
     target = [env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
-              "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else [])
+              "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else []) + list(target_opts)
     r = e2e.run([env.record, "-r", str(RATE), "-d", str(SECONDS), "-o", rec] + list(opts) + ["--"] +
                 target)
     if r.returncode != 0:
@@ -117,6 +121,18 @@ def script_lines(env, rec, profile, script_names):
     return innermost, every
 
 
+def check_chains(label, env, rec):
+    """--zam-chains (Zeek 7.0's complete chains): a function inlined into an
+    inlined function has the whole path of them above it."""
+    folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout
+    path = "connection_state_remove base/protocols/http/main.zeek:329;HTTP::parse_request;" \
+           "Files::describe;Site::is_local_addr"
+    n = sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines() if path in line)
+    if n < 20:
+        e2e.fail("%s: %d samples under %s" % (label, n, path))
+    print("  %s: %d samples under the whole inlining path %s" % (label, n, path))
+
+
 def check_top(env):
     target = subprocess.Popen([env.target, "--seconds", "8", "--quiet", "-O", "ZAM"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -143,12 +159,13 @@ def main():
     rec, truth, _ = record(plain_env, "plain", False)
     script_names = set(e2e.read_ground_truth(truth)[0]) - {"empty_call_stack"}
     _, plain_lines = script_lines(plain_env, rec, plain_env.path("plain.pb.gz"), script_names)
-    for stripped, opts in ((False, []), (True, []), (False, ["--no-native"])):
+    for stripped, opts, target_opts in ((False, [], []), (True, [], []), (False, ["--no-native"], []),
+                                        (False, [], ["--zam-chains"])):
         env = e2e.Env(build, gen, stripped)
-        label = "Zeek %s double -O ZAM%s%s" % (gen, ", stripped" if stripped else "",
-                                               ", --no-native" if opts else "")
+        label = "Zeek %s double -O ZAM%s" % (gen, "".join(", " + o for o in
+                                                         (["stripped"] if stripped else []) + opts + target_opts))
         for attempt in (1, 2):
-            rec, truth, stderr = record(env, "zam", True, opts)
+            rec, truth, stderr = record(env, "zam", True, opts, target_opts)
             found, total = found_ratio(label, stderr)
             errors, worst, samples, names[label] = check_shares(label, env, rec, truth)
             if not errors:
@@ -156,6 +173,8 @@ def main():
             print("  %s: attempt %d: %s" % (label, attempt, "; ".join(errors)))
         if errors:
             e2e.fail("%s: %s" % (label, errors[0]))
+        if target_opts:
+            check_chains(label, env, rec)
         lines, _ = script_lines(env, rec, env.path("zam.pb.gz"), script_names)
         # A line of a statement of that function's: one seen without ZAM
         # (where the statement ran, or called). A sample whose instruction

@@ -336,6 +336,10 @@ static bool hang_requested = false;   // --hang: see bif_md5_hash
 // not statements, so Frame::next_stmt is never set; a call it makes still
 // names its CallExpr (Frame::SetOnlyCall), which the callee's CallInfo keeps.
 static bool zam_frames = false;
+// --zam-chains: each ZAM instruction's location chains up through the calls
+// it was inlined at to the body's own, as Zeek 7.0 has them (7.2-8.2 keep
+// only the innermost function, as without this option).
+static bool zam_chains = false;
 
 // The BiF: its cost is proportional to the "data" it is given. With --hang,
 // its call from Site::is_local_addr (200 us of data) never returns (until
@@ -396,12 +400,13 @@ static const FuncDef* def_of(const std::vector<FuncDef>& defs, const std::string
 
 static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs,
                          const char* func_name, const BodyDef& b, const StmtList* list, int slot,
-                         int depth, std::vector<ZInst>& out)
+                         int depth, const std::shared_ptr<ZAMLocInfo>& parent,
+                         std::vector<ZInst>& out)
 {
 	// Zeek 7.2-8.2 label a body's statements that follow a call ZAM
 	// inlined with the inlined function's name (seen on a real 8.2.2: the
 	// function's line stays right); the double does so in the bodies it
-	// compiles, not inside inlined functions.
+	// compiles, not inside inlined functions (nor with --zam-chains, as 7.0).
 	const char* label = func_name;
 	for ( size_t k = 0; k < b.stmts.size(); ++k ) {
 		const StmtDef& sd = b.stmts[k];
@@ -410,7 +415,7 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		z.gt_slot = slot;
 		z.inline_depth = depth;
 		auto loc = std::make_shared<Location>(intern_filename(b.file), sd.line, sd.line);
-		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{label, {}, loc, nullptr});
+		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{label, {}, loc, parent});
 		if ( sd.spin_us > 0 ) {
 			z.op = OP_SPIN;
 			z.spin_ns = int64_t(sd.spin_us) * 1000;
@@ -430,8 +435,8 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		const auto* fn = static_cast<const ScriptFunc*>(z.callee);
 		compile_body(defs, funcs, callee->name, callee->bodies[0],
 		             static_cast<const StmtList*>(body_stmts(fn->bodies[0])), fn->gt_slots[0],
-		             depth + 1, out);
-		if ( depth == 0 )
+		             depth + 1, zam_chains ? z.loc : nullptr, out);
+		if ( depth == 0 && ! zam_chains )
 			label = callee->name;
 	}
 }
@@ -446,7 +451,7 @@ static void compile_zam(const std::vector<FuncDef>& defs, const std::map<std::st
 			std::vector<ZInst> code;
 			const Stmt* list = body_stmts(fn->bodies[i]);
 			compile_body(defs, funcs, d.name, d.bodies[i], static_cast<const StmtList*>(list),
-			             fn->gt_slots[i], 0, code);
+			             fn->gt_slots[i], 0, nullptr, code);
 			fn->bodies[i] = make_body(new ZBody(d.name, list->location, std::move(code)));
 		}
 	}
@@ -1049,6 +1054,8 @@ static void usage(FILE* out)
 	        "  --plugin SO         after 1 s dlopen SO; its analyzer runs 200 us a connection\n"
 	        "  --plugin-unlink     delete SO's file once it is loaded\n"
 	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
+	        "  -O ZAM              compile the scripts as ZAM does (8.0, 8.2): ZBodies, inlining\n"
+	        "  --zam-chains        with -O ZAM, locations chained through the inlined calls (7.0)\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
 	        "                      control) for MS ms, in an uninterruptible wait\n",
 	        version);
@@ -1104,6 +1111,8 @@ static bool parse_options(int argc, char** argv, Options* opt)
 			opt->deep = strtol(v, &end, 10);
 			if ( errno || *end || end == v || opt->deep <= 0 || opt->deep > 100000 )
 				return false;
+		} else if ( strcmp(argv[i], "--zam-chains") == 0 ) {
+			zam_chains = true;
 		} else if ( (v = option_value("-O", argc, argv, &i)) ) {
 			// zeek's script optimization: the recorder reads it from the
 			// command line; -O ZAM leaves the frames as ZAM does (zam_frames).
