@@ -343,13 +343,11 @@ static int zam_frames(const zs_memory *m, const zs_layout *l, const zs_func_info
     int rc = inl ? 0 : -1;
     for (size_t i = n; rc == 0 && i-- > 0;) { /* outermost first */
         zs_zam_line *c = &chain[i];
-        if (in_own_body(f, c->file, c->line)) {
-            if (!at->file || at->first_line != c->line) {
-                free(at->file);
-                at->file = c->file;
-                c->file = NULL;
-                at->first_line = at->last_line = c->line;
-            }
+        if (in_own_body(f, c->file, c->line)) { /* the innermost own one stays */
+            free(at->file);
+            at->file = c->file;
+            c->file = NULL;
+            at->first_line = at->last_line = c->line;
         } else if (k && !strcmp(inl[k - 1].func, c->func)) {
             inl[k - 1].line = c->line; /* a block of the same function: deeper */
             free(inl[k - 1].file);

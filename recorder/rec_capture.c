@@ -64,13 +64,12 @@ int rec_capture_frames(rec_capture *c, const zs_frame *frames, size_t n, zs_erro
         if (frames[i].stmt && rec_addrset_add(&c->seen_objects, frames[i].stmt) > 0) {
             zs_location loc;
             zs_frame_info fi;
-            /* A ZAM instruction: its chain, and its body's extent. */
-            if (zs_stmt_is_zam(frames[i].stmt) &&
-                zs_resolve_frame(&mem, c->layout, &frames[i], &fi) == 0)
-                zs_frame_info_free(&fi);
-            else if (!zs_stmt_is_zam(frames[i].stmt) &&
-                     zs_resolve_location(&mem, c->layout, frames[i].stmt, &loc) == 0)
-                zs_location_free(&loc);
+            if (!zs_stmt_is_zam(frames[i].stmt)) {
+                if (zs_resolve_location(&mem, c->layout, frames[i].stmt, &loc) == 0)
+                    zs_location_free(&loc);
+            } else if (zs_resolve_frame(&mem, c->layout, &frames[i], &fi) == 0) {
+                zs_frame_info_free(&fi); /* a ZAM instruction: its chain, its body's extent */
+            }
         }
         if (c->write_failed) {
             *err = c->write_err;

@@ -1,10 +1,7 @@
 #include "rec_dump.h"
 #include "rec_constants.h"
 
-#include <elf.h>
 #include <stdlib.h>
-#include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <time.h>
 
 #include "rec_clock.h"
@@ -15,39 +12,21 @@
 #include "rec_zam.h"
 #include "zs_resolver.h"
 
-/* -O ZAM: the registers and stack the innermost ZAM body's instruction is
- * found in (rec_zam.h), copied in the one stop. */
-typedef struct dump_copy {
-    struct user_regs_struct regs;
-    uint8_t stack[REC_NATIVE_STACK_MAX];
-    size_t len;
-} dump_copy;
 
-static void copy_registers_and_stack(pid_t pid, dump_copy *c)
-{
-    struct iovec regs = {&c->regs, sizeof c->regs};
-    c->len = 0;
-    if (ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS, &regs) != 0)
-        return;
-    struct iovec local = {c->stack, sizeof c->stack};
-    struct iovec remote = {(void *)(uintptr_t)c->regs.rsp, sizeof c->stack};
-    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    c->len = got > 0 ? (size_t)got : 0;
-}
-
-
-/* Stops the target once and copies its stack; it runs untraced again
- * before this returns, whatever happened. */
-static int take_one(const rec_target *t, rec_sampler *s, dump_copy *copy, zs_error *err)
+/* Stops the target once and copies its stack (and, for -O ZAM, copy: its
+ * registers and native stack); it runs untraced again before this returns,
+ * whatever happened. */
+static int take_one(const rec_target *t, rec_sampler *s, rec_native *copy, zs_error *err)
 {
     rec_tracee tr;
     if (rec_ptrace_seize(&tr, t->pid, 0, err))
         return -1;
     rec_ptrace_interrupt(&tr, rec_now_ns());
     int stopped = rec_ptrace_await_stop(&tr, rec_now_ns() + REC_STOP_DEADLINE_NS, 1);
+    int regs = stopped > 0 && copy && rec_native_regs(copy) == 0;
     rec_read_result res = stopped > 0 ? rec_sampler_read(s) : REC_READ_FAILED;
-    if (copy && stopped > 0)
-        copy_registers_and_stack(t->pid, copy);
+    if (regs)
+        rec_native_capture(copy, -1, rec_sampler_outermost_frame(s));
     rec_tracee *one = &tr;
     rec_ptrace_release(&one, 1, rec_now_ns() + REC_STOP_DEADLINE_NS);
     if (stopped == 0)
@@ -83,7 +62,7 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
     zs_frame *frames = calloc(ZS_MAX_FRAMES, sizeof *frames);
     uint64_t *addrs = calloc(ZS_MAX_FRAMES, sizeof *addrs);
     rec_zam *zam = rec_zam_new(pid, &t.layout, t.zam_body_vtable);
-    dump_copy *copy = zam ? malloc(sizeof *copy) : NULL;
+    rec_native *copy = zam ? rec_native_copier(pid) : NULL;
     int rc = -1;
     if (!s || !frames || !addrs || (zam && !copy)) {
         zs_fail(err, ZS_E_NOMEM, "dump");
@@ -93,11 +72,11 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
         goto out;
     int cut;
     size_t n = rec_sampler_frames(s, frames, &cut);
-    if (zam && copy->len) {
+    rec_zam_copy c;
+    if (zam && !rec_native_copy(copy, &c.regs, &c.stack, &c.len)) {
         rec_zam_found found;
-        rec_zam_copy c = {&copy->regs, copy->stack, copy->len};
         rec_zam_collect(zam, frames, rec_sampler_frame_addrs(s, addrs) ? addrs : NULL, n, &c, &found);
-        rec_zam_choose(&found, UINT64_MAX, frames);
+        rec_zam_choose(&found, 0, frames);
     }
     fprintf(out, "pid %d: Zeek %s, %s; ", (int)pid, t.zeek_version, t.exe);
     print_network_time(out, rec_sampler_network_time(s));
@@ -134,7 +113,7 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
 out:
     free(frames);
     free(addrs);
-    free(copy);
+    rec_native_free(copy);
     rec_zam_free(zam);
     rec_sampler_free(s);
     return rc;

@@ -67,11 +67,8 @@ static int name_marker(session *s, slot *sl, int64_t *id, zs_error *err)
 static void collect_zam(slot *sl, pending_sample *p)
 {
     rec_zam_copy copy;
-    p->zam.frame = -1;
-    if (sl->zam && !rec_native_copy(sl->native, &copy.regs, &copy.stack, &copy.len)) {
+    if (sl->zam && !rec_native_copy(sl->native, &copy.regs, &copy.stack, &copy.len))
         rec_zam_collect(sl->zam, p->frames, p->addrs, p->nscript, &copy, &p->zam);
-        p->zam_rsp = copy.regs->rsp;
-    }
 }
 
 /* Its instruction, once the unwind (m frames in s->natives, outermost
@@ -81,19 +78,15 @@ static void choose_zam(session *s, slot *sl, const pending_sample *p, ssize_t m)
 {
     if (!sl->zam || p->zam.frame < 0)
         return;
-    uint64_t callee_bytes = UINT64_MAX;
-    for (ssize_t i = m; i-- > 0;) {
+    uint64_t exec_sp = 0;
+    for (ssize_t i = m; i-- > 0 && !exec_sp;) {
         const rec_native_location *l;
-        if (!zs_frame_is_native(&s->natives[i].frame) ||
-            !(l = rec_native_location_of(sl->native, s->natives[i].frame.stmt)))
-            continue;
-        if (rec_zam_is_exec(sl->zam, rec_native_name(sl->native, l->symbol))) {
-            if (s->natives[i].sp >= p->zam_rsp)
-                callee_bytes = s->natives[i].sp - p->zam_rsp;
-            break;
-        }
+        if (zs_frame_is_native(&s->natives[i].frame) &&
+            (l = rec_native_location_of(sl->native, s->natives[i].frame.stmt)) &&
+            rec_zam_is_exec(sl->zam, l->symbol, rec_native_name(sl->native, l->symbol)))
+            exec_sp = s->natives[i].sp;
     }
-    s->zam_samples[rec_zam_choose(&p->zam, callee_bytes, p->frames)]++;
+    s->zam_samples[rec_zam_choose(&p->zam, exec_sp, p->frames)]++;
 }
 
 /* The stack of a sample whose unwind came back (m > 0 frames in
@@ -297,7 +290,6 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
             s->native_behind++;
         } else {
             p->unwound = 1; /* counted when its answer is mixed in */
-            p->zam.frame = -1; /* until its capture is looked at */
             sl->nunwinds++;
             sl->capture_unsent = 1;
             sl->unsent_at = at;

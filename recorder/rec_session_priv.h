@@ -69,7 +69,6 @@ typedef struct pending_sample {
     int cut;
     int unwound; /* its capture is for the unwinder; else written with script frames only */
     rec_zam_found zam; /* its capture's words that may be ZAM's instruction */
-    uint64_t zam_rsp;  /* ... and the capture's stack pointer */
     int failed;  /* the read failed: nothing to write, but is the target still there? */
 } pending_sample;
 

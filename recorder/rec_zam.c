@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include "rec_memory.h"
+#include "zs_grow.h"
+#include "zs_intern.h"
 
 /* A Func's bodies beyond this many are not looked at (ZAM coalesces an
  * event's handlers into one body). */
-enum { MAX_BODIES = 8, FIRST_CAP = 256 };
+enum { MAX_BODIES = 8 };
 
-typedef enum func_kind { F_EMPTY, F_BUILTIN, F_ZAM, F_OTHER } func_kind;
+typedef enum func_kind { F_BUILTIN = 1, F_ZAM, F_OTHER } func_kind;
 
 typedef struct zam_body {
     uint64_t insts, end; /* [insts, end): the instruction array */
@@ -28,8 +30,10 @@ struct rec_zam {
     zs_memory live;
     const zs_layout *l;
     uint64_t body_vtable;
-    func_entry *v; /* open addressing, a power of two, at most half full */
-    size_t cap, n;
+    func_entry *v;
+    size_t n, cap;
+    zs_intern index;        /* Func address -> its entry in v */
+    int64_t exec_symbol;    /* the unwinder's symbol id of ZBody::Exec; -1: not seen yet */
 };
 
 rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable)
@@ -37,15 +41,13 @@ rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable)
     if (!zs_layout_has_zam(l) || !body_vtable)
         return NULL;
     rec_zam *z = calloc(1, sizeof *z);
-    if (!z || !(z->v = calloc(FIRST_CAP, sizeof *z->v))) {
-        free(z);
+    if (!z)
         return NULL;
-    }
     z->pid = pid;
     z->live = rec_live_memory(&z->pid);
     z->l = l;
     z->body_vtable = body_vtable;
-    z->cap = FIRST_CAP;
+    z->exec_symbol = -1;
     return z;
 }
 
@@ -53,6 +55,7 @@ void rec_zam_free(rec_zam *z)
 {
     if (!z)
         return;
+    zs_intern_free(&z->index);
     free(z->v);
     free(z);
 }
@@ -117,40 +120,20 @@ static void inspect(rec_zam *z, func_entry *e)
         e->kind = F_ZAM;
 }
 
-static int grow(rec_zam *z)
-{
-    size_t cap = z->cap * 2;
-    func_entry *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < z->cap; i++) {
-        if (z->v[i].kind == F_EMPTY)
-            continue;
-        size_t at = (size_t)(z->v[i].func * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
-        while (v[at].kind != F_EMPTY)
-            at = (at + 1) & (cap - 1);
-        v[at] = z->v[i];
-    }
-    free(z->v);
-    z->v = v;
-    z->cap = cap;
-    return 0;
-}
-
-/* The Func's entry, inspected the first time; NULL on no memory. */
+/* The Func's entry, inspected the first time (zs_mix64 is a bijection: the
+ * hash is the key); NULL on no memory. */
 static const func_entry *entry_of(rec_zam *z, uint64_t func)
 {
-    if (2 * (z->n + 1) > z->cap && grow(z))
+    uint64_t h = zs_mix64(func);
+    int64_t at = zs_intern_find(&z->index, h, NULL, NULL, NULL);
+    if (at >= 0)
+        return &z->v[at];
+    if (zs_grow(&z->v, &z->cap, z->n + 1, sizeof *z->v, 64) ||
+        zs_intern_add(&z->index, h, (uint32_t)z->n))
         return NULL;
-    size_t at = (size_t)(func * 0x9e3779b97f4a7c15ULL >> 20) & (z->cap - 1);
-    while (z->v[at].kind != F_EMPTY && z->v[at].func != func)
-        at = (at + 1) & (z->cap - 1);
-    func_entry *e = &z->v[at];
-    if (e->kind == F_EMPTY) {
-        *e = (func_entry){.func = func};
-        inspect(z, e);
-        z->n++;
-    }
+    func_entry *e = &z->v[z->n++];
+    *e = (func_entry){.func = func};
+    inspect(z, e);
     return e;
 }
 
@@ -208,6 +191,7 @@ void rec_zam_collect(rec_zam *z, const zs_frame *frames, const uint64_t *addrs, 
 {
     memset(out, 0, sizeof *out);
     out->frame = -1;
+    out->rsp = copy->len ? copy->regs->rsp : 0;
     for (size_t i = n; i-- > 0;) {
         if (zs_frame_is_native(&frames[i]))
             continue;
@@ -248,11 +232,12 @@ static int agreed(const rec_zam_found *f, int64_t from, int64_t to, uint64_t *v)
     return r ? r : agreed_of(f, from, to, 1, v);
 }
 
-rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t callee_bytes, zs_frame *frames)
+rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t exec_sp, zs_frame *frames)
 {
     if (found->frame < 0)
         return REC_ZAM_NONE;
-    int64_t split = callee_bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)callee_bytes;
+    int64_t split = exec_sp < found->rsp || exec_sp - found->rsp > (uint64_t)INT64_MAX
+                        ? INT64_MAX : (int64_t)(exec_sp - found->rsp);
     uint64_t v = 0;
     int below = agreed(found, -1, split, &v);
     if (below == 0 && split != INT64_MAX)
@@ -265,7 +250,9 @@ rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t callee_bytes,
     return REC_ZAM_FOUND;
 }
 
-int rec_zam_is_exec(const rec_zam *z, const char *symbol)
+int rec_zam_is_exec(rec_zam *z, uint32_t symbol, const char *name)
 {
-    return symbol && z->l->zam.sym_body_exec[0] && !strcmp(symbol, z->l->zam.sym_body_exec);
+    if (z->exec_symbol < 0 && name && !strcmp(name, z->l->zam.sym_body_exec))
+        z->exec_symbol = symbol;
+    return z->exec_symbol == (int64_t)symbol;
 }

@@ -40,6 +40,7 @@ enum { REC_ZAM_CANDIDATES = 8 };
  * ZBody::Exec's frame starts. */
 typedef struct rec_zam_found {
     int frame;       /* that frame's index in the sample's frames; -1: none */
+    uint64_t rsp;    /* the copy's stack pointer, which offsets count from */
     unsigned n;      /* distinct (value, place) pairs kept */
     int overflow;    /* more than REC_ZAM_CANDIDATES */
     struct {
@@ -62,16 +63,18 @@ void rec_zam_collect(rec_zam *z, const zs_frame *frames, const uint64_t *addrs, 
                      const rec_zam_copy *copy, rec_zam_found *out);
 
 /* Picks the instruction and marks frames[found->frame]'s stmt with it
- * (zs_stmt_is_zam). callee_bytes: how far above rsp ZBody::Exec's own
- * frame starts (UINT64_MAX: not known). The instruction is in a register,
+ * (zs_stmt_is_zam). exec_sp: where the innermost ZBody::Exec's own frame
+ * starts (0: not known). The instruction is in a register,
  * or saved by a callee of Exec below that, or (when neither holds one) in
  * Exec's own frame; an older one may linger in Exec's frame, so it counts
  * only when the places below have none. A pointer to the first instruction
  * is also the array's base, which Exec keeps at hand: it counts only when
  * no other instruction is seen. */
-rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t callee_bytes, zs_frame *frames);
+rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t exec_sp, zs_frame *frames);
 
-/* Whether a (mangled) symbol is ZBody::Exec by the layout's name. */
-int rec_zam_is_exec(const rec_zam *z, const char *symbol);
+/* Whether the unwinder's symbol (id, and its mangled name) is ZBody::Exec
+ * by the layout's name: compared by name until it is first seen, by id
+ * after. */
+int rec_zam_is_exec(rec_zam *z, uint32_t symbol, const char *name);
 
 #endif
