@@ -16,12 +16,13 @@ typedef struct field {
     const char *key;
     size_t offset;
     field_type type;
-    int zam; /* one of the optional ZAM keys: all of them or none */
+    int zam; /* 1: one of the optional ZAM keys, all of them or none; 2: optional alone */
 } field;
 
 #define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 0}
 #define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL, 0}
 #define ZAM_FIELD(key, member, type) {key, offsetof(zs_layout, zam.member), type, 1}
+#define ZAM_OPTIONAL(key, member, type) {key, offsetof(zs_layout, zam.member), type, 2}
 
 static const field fields[] = {
     {"model", offsetof(zs_layout, model), F_MODEL},
@@ -59,6 +60,8 @@ static const field fields[] = {
     ZAM_FIELD("zam_locinfo_func_name", locinfo_func_name, F_INT),
     ZAM_FIELD("zam_locinfo_loc", locinfo_loc, F_INT),
     ZAM_FIELD("zam_locinfo_parent", locinfo_parent, F_INT),
+    ZAM_OPTIONAL("sym_zam_coalesced_vtable", sym_coalesced_vtable, F_SYMBOL),
+    ZAM_OPTIONAL("zam_coalesced_orig_func", coalesced_orig_func, F_INT),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -190,9 +193,9 @@ int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout 
         return rc;
     size_t zam_seen = 0;
     for (size_t i = 0; i < FIELD_COUNT; i++)
-        zam_seen += fields[i].zam && seen[i];
+        zam_seen += fields[i].zam == 1 && seen[i];
     for (size_t i = 0; i < FIELD_COUNT; i++)
-        if (!seen[i] && (!fields[i].zam || zam_seen))
+        if (!seen[i] && (!fields[i].zam || (fields[i].zam == 1 && zam_seen)))
             return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'%s", source, fields[i].key,
                            fields[i].zam ? " (the zam_ keys go all together)" : "");
     return zs_layout_check(out, source, err);
@@ -286,10 +289,12 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
          !member_fits(l->zam.locinfo_func_name, 32, OFFSET_MAX) ||
          !member_fits(l->zam.locinfo_loc, 8, OFFSET_MAX) ||
          !member_fits(l->zam.locinfo_parent, 8, OFFSET_MAX) ||
-         l->zam.body_insts == l->zam.body_end_pc))
+         l->zam.body_insts == l->zam.body_end_pc ||
+         !l->zam.sym_coalesced_vtable[0] != !l->zam.coalesced_orig_func))
         return zs_fail(err, ZS_E_LAYOUT,
                        "%s: the zam_ members are inconsistent (a vtable symbol, an 8-aligned "
-                       "instruction size of 16 or more holding its loc)", source);
+                       "instruction size of 16 or more holding its loc; the coalesced vtable and "
+                       "orig_func together)", source);
     return 0;
 }
 

@@ -37,6 +37,17 @@ typedef struct zs_zam_layout {
     int32_t locinfo_func_name;
     int32_t locinfo_loc;
     int32_t locinfo_parent;
+    /* Optional (keys of their own): an event's handlers coalesced into one
+     * body run as a CoalescedScriptFunc, known by this vtable symbol, whose
+     * orig_func (an IntrusivePtr) is the Func with the handlers' bodies.
+     * Empty / 0 when not known. */
+    char sym_coalesced_vtable[ZS_SYMBOL_MAX];
+    int32_t coalesced_orig_func;
+    /* Not in the layout text: what a CoalescedScriptFunc's vtable pointer
+     * holds in the process at hand (the recorder finds it by the symbol;
+     * a recording's PROCESS record carries it, as zam_coalesced_vtable);
+     * 0: unknown, every Func is read as itself. */
+    uint64_t coalesced_vtable_at;
 } zs_zam_layout;
 
 typedef struct zs_layout {
@@ -90,7 +101,8 @@ void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version);
 void zs_layout_builtin_versions(char *buf, size_t size);
 
 /* Plain-text format: "key = value" lines, '#' comments. Every key required
- * but the zam_ ones (all or none). */
+ * but the zam_ ones (all or none; the two coalesced ones optional even
+ * then). */
 int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out, zs_error *err);
 int zs_layout_load(const char *path, zs_layout *out, zs_error *err);
 /* Returns a malloc'd text in the format zs_layout_parse reads. */

@@ -24,11 +24,17 @@
  * ZAMLocInfo {func_name 0, modules 32, loc 80, parent 96}. Verified
  * against the DWARF of a real 8.2.2; 8.0.10's headers give the same
  * offsets (GCC 12, not checked against its DWARF). 7.x differs (not in
- * the table: its ZAM bodies show as before, without instructions). */
-#define ZAM_8 .zam = {.sym_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
+ * the table: its ZAM bodies show as before, without instructions).
+ * CoalescedScriptFunc's orig_func follows ScriptFunc: at 192 on 8.1+
+ * (DWARF of the real 8.2.2), at 184 on 8.0 (its ScriptFunc ends in
+ * {StmtPtr, int} where 8.1 has a 24-byte Func::Body; from the v8.0.10
+ * headers). */
+#define ZAM_8(orig_func) .zam = {.sym_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
     .sym_body_exec = "_ZN4zeek6detail5ZBody4ExecEPNS0_5FrameERNS0_12StmtFlowTypeE", \
     .body_insts = 88, .body_end_pc = 96, .inst_size = 88, .inst_loc = 64, \
-    .locinfo_func_name = 0, .locinfo_loc = 80, .locinfo_parent = 96}
+    .locinfo_func_name = 0, .locinfo_loc = 80, .locinfo_parent = 96, \
+    .sym_coalesced_vtable = "_ZTVN4zeek6detail19CoalescedScriptFuncE", \
+    .coalesced_orig_func = orig_func}
 
 /* Zeek 3.0: Location has a vtable; Func::kind is a 4-byte enum.
  * Verified against the DWARF of a real Zeek 3.0.1 (GCC 12).
@@ -212,7 +218,7 @@ static const zs_layout zeek_8_0 = {
     .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
     .func_kind = 56, .func_kind_size = 1, .func_kind_builtin = 1,
     .func_name = 72, .func_bodies = 24, .body_size = 24, .body_stmts = 0,
-    LIBSTDCXX, ZAM_8,
+    LIBSTDCXX, ZAM_8(184),
 };
 
 /* Zeek 8.1 on: g_frame_stack is gone, CallInfo is {call, frame} and the
@@ -234,7 +240,7 @@ static const zs_layout zeek_8_2 = {
     .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
     .func_kind = 56, .func_kind_size = 1, .func_kind_builtin = 1,
     .func_name = 72, .func_bodies = 24, .body_size = 24, .body_stmts = 0,
-    LIBSTDCXX, ZAM_8,
+    LIBSTDCXX, ZAM_8(192),
 };
 
 typedef struct entry {

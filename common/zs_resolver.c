@@ -234,6 +234,31 @@ static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *fu
     return 0;
 }
 
+/* A CoalescedScriptFunc (b: its first bytes; the vtable pointer first)
+ * becomes the event's own Func, whose bodies are the handlers, keeping its
+ * one body as coalesced_body. Any other Func is left as read. */
+static void read_coalesced(const zs_memory *m, const zs_layout *l, uint64_t func,
+                           const uint8_t *b, zs_func_info *out)
+{
+    uint64_t orig;
+    zs_func_info o;
+    if (!l->zam.coalesced_vtable_at || load_u64(b) != l->zam.coalesced_vtable_at ||
+        out->nbodies != 1 || read_ptr(m, func + (uint64_t)l->zam.coalesced_orig_func, &orig) ||
+        orig == func || zs_resolve_func(m, l, orig, &o))
+        return;
+    if (o.builtin || o.coalesced_body || !o.nbodies || strcmp(o.name, out->name)) {
+        zs_func_info_free(&o);
+        return;
+    }
+    uint64_t merged = out->body_stmts[0];
+    free(o.name);
+    o.name = out->name;
+    out->name = NULL;
+    zs_func_info_free(out);
+    *out = o;
+    out->coalesced_body = merged;
+}
+
 int zs_resolve_func(const zs_memory *m, const zs_layout *l, uint64_t func, zs_func_info *out)
 {
     memset(out, 0, sizeof *out);
@@ -251,6 +276,8 @@ int zs_resolve_func(const zs_memory *m, const zs_layout *l, uint64_t func, zs_fu
         zs_func_info_free(out);
         return -1;
     }
+    if (!out->builtin)
+        read_coalesced(m, l, func, b, out);
     return 0;
 }
 
@@ -312,14 +339,60 @@ static int zam_body_of(const zs_memory *m, const zs_layout *l, const zs_func_inf
     return 0;
 }
 
-/* Whether line l of file lies in one of f's bodies. */
-static int in_own_body(const zs_func_info *f, const char *file, int line)
+/* Which of f's bodies line l of file lies in: its index, or -1. */
+static int own_body_at(const zs_func_info *f, const char *file, int line)
 {
     for (size_t i = 0; i < f->nbodies; i++)
         if (f->bodies[i].file && file && !strcmp(f->bodies[i].file, file) &&
             f->bodies[i].first_line <= line && line <= f->bodies[i].last_line)
-            return 1;
-    return 0;
+            return (int)i;
+    return -1;
+}
+
+static int in_own_body(const zs_func_info *f, const char *file, int line)
+{
+    return own_body_at(f, file, line) >= 0;
+}
+
+/* Instructions a coalesced body is searched back through for the handler
+ * that an inlined function's instruction runs in. */
+enum { HANDLER_SEARCH_MAX = 512 };
+
+/* For instruction inst of f's coalesced body, inside a function ZAM
+ * inlined there: the handler it was inlined into, as *at (its file, the
+ * line of the handler's instruction nearest before inst: the call's).
+ * The handlers lie one after another in the body, each a run of its own
+ * statements and what it inlined. Left empty when none is found. */
+static void coalesced_handler_of(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                                uint64_t inst, zs_location *at)
+{
+    uint64_t insts, info, seen = 0;
+    uint32_t end_pc;
+    uint64_t size = (uint64_t)l->zam.inst_size;
+    if (read_ptr(m, f->coalesced_body + (uint64_t)l->zam.body_insts, &insts) ||
+        zs_mem_read(m, f->coalesced_body + (uint64_t)l->zam.body_end_pc, &end_pc, sizeof end_pc) ||
+        inst < insts || inst >= insts + (uint64_t)end_pc * size || (inst - insts) % size)
+        return;
+    for (uint64_t j = inst, k = 0; j >= insts + size && k < HANDLER_SEARCH_MAX; k++) {
+        j -= size;
+        uint64_t loc;
+        zs_location here;
+        if (read_ptr(m, j + (uint64_t)l->zam.inst_loc, &info))
+            return;
+        if (info == seen) /* the same statement as the one after it */
+            continue;
+        seen = info;
+        if (read_ptr(m, info + (uint64_t)l->zam.locinfo_loc, &loc) || read_location(m, l, loc, &here))
+            continue;
+        int body = own_body_at(f, here.file, here.first_line);
+        if (body >= 0) {
+            *at = here;
+            at->last_line = at->first_line;
+            return;
+        }
+        zs_location_free(&here);
+    }
+    return;
 }
 
 /* A frame running ZAM instruction inst of f. The instruction's locations,
@@ -360,7 +433,9 @@ static int zam_frames(const zs_memory *m, const zs_layout *l, const zs_func_info
     }
     for (size_t i = 0; i < n; i++)
         zs_zam_line_free(&chain[i]);
-    if (rc == 0 && !at->file && zam_body_of(m, l, f, inst, at) < 0)
+    if (rc == 0 && !at->file && f->coalesced_body)
+        coalesced_handler_of(m, l, f, inst, at);
+    else if (rc == 0 && !at->file && zam_body_of(m, l, f, inst, at) < 0)
         rc = -1;
     if (rc || !k) {
         for (size_t i = 0; i < k; i++)

@@ -26,6 +26,10 @@ typedef struct zs_func_info {
     size_t nbodies;
     zs_location *bodies;
     uint64_t *body_stmts; /* each body's statement (a ZBody under ZAM) */
+    /* An event whose handlers ZAM coalesced into one body runs as a
+     * CoalescedScriptFunc: read as the event's own Func (the bodies above
+     * are its handlers), with that one body here; 0 otherwise. */
+    uint64_t coalesced_body;
 } zs_func_info;
 
 enum { ZS_MAX_ZAM_CHAIN = 16 };

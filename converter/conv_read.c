@@ -4,6 +4,7 @@
 #include "conv_demangle.h"
 #include "conv_interpreter.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,16 @@ static int add_process(reading *rd, const zs_record *rec, zs_error *err)
     if (zs_layout_parse(layout, strlen(layout), source, &p->layout, err)) {
         err->code = ZS_E_CORRUPT;
         return -1;
+    }
+    const char *coalesced = zs_kv_get(rec->process.items, rec->process.count, "zam_coalesced_vtable");
+    if (coalesced) {
+        char *end;
+        errno = 0;
+        p->layout.zam.coalesced_vtable_at = strtoull(coalesced, &end, 16);
+        if (!*coalesced || *end || errno)
+            return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": process %u: "
+                           "zam_coalesced_vtable '%.40s' is not a hex address", rd->path,
+                           rec->offset, rec->process.pid, coalesced);
     }
     p->has_layout = 1;
     return 0;

@@ -146,6 +146,7 @@ static int read_version(rec_target *t, uint64_t addr, zs_error *err)
 static const char *const KNOWN_SYMS[] = {
     "version", "call_stack", "_ZN4zeek6detail10call_stackE", "g_frame_stack",
     "network_time", "_ZN4zeek9run_state12network_timeE", "_ZTVN4zeek6detail5ZBodyE",
+    "_ZTVN4zeek6detail19CoalescedScriptFuncE",
 };
 
 /* Itanium C++ ABI: an object's vtable pointer points past the vtable's
@@ -271,6 +272,7 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
         want_sym(&req, choice->forced->sym_frame_stack);
         want_sym(&req, choice->forced->sym_network_time);
         want_sym(&req, choice->forced->zam.sym_body_vtable);
+        want_sym(&req, choice->forced->zam.sym_coalesced_vtable);
     }
     rec_inspect_verdict v;
     if (rec_inspect(&req, &v, err))
@@ -312,10 +314,15 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
     t->call_stack = syms[0].value + bias;
     t->frame_stack = nsyms == 2 ? syms[1].value + bias : 0;
     t->network_time = syms[2].found && t->layout.sym_network_time[0] ? syms[2].value + bias : 0;
-    zs_elf_symbol zbody = {0};
+    zs_elf_symbol zbody = {0}, coalesced = {0};
     if (zs_layout_has_zam(&t->layout) &&
-        inspected_sym(&req, &v, t->layout.zam.sym_body_vtable, &zbody) == 0 && zbody.found)
+        inspected_sym(&req, &v, t->layout.zam.sym_body_vtable, &zbody) == 0 && zbody.found) {
         t->zam_body_vtable = zbody.value + bias + VTABLE_ADDRESS_POINT;
+        if (t->layout.zam.sym_coalesced_vtable[0] &&
+            inspected_sym(&req, &v, t->layout.zam.sym_coalesced_vtable, &coalesced) == 0 &&
+            coalesced.found)
+            t->layout.zam.coalesced_vtable_at = coalesced.value + bias + VTABLE_ADDRESS_POINT;
+    }
     read_ns_pid(t);
     read_node(t);
     read_cmdline(t);

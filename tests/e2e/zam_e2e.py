@@ -21,6 +21,12 @@ for 4 s, with DWARF and stripped. Checked:
   - the stripped build gives the same script frames as the DWARF one, and
     so does a recording with --no-native (the registers and stack are
     copied for ZAM all the same);
+  - the double coalesces connection_state_remove's two handlers into one
+    body run by a CoalescedScriptFunc, as Zeek does: each handler's
+    statements and the functions inlined into it are under that handler's
+    own frame ("connection_state_remove FILE:LINE", as without ZAM), the
+    stripped run with ZEEK_NO_EH_COALESCENCE set (each handler its own
+    body) alike;
   - with the double's --zam-chains (locations chained through the inlined
     calls, as Zeek 7.0 has them) a function inlined into an inlined one has
     the whole path above it (Site::is_local_addr under Files::describe under
@@ -41,7 +47,7 @@ RATE, SECONDS = 1000, 4
 FOUND_BUDGET = 0.99  # of the samples in ZAM code, with their instruction
 
 
-def record(env, tag, zam, opts=(), target_opts=()):
+def record(env, tag, zam, opts=(), target_opts=(), target_env=None):
     rec, truth = env.path("%s.zspy" % tag), env.path("%s.truth.tsv" % tag)
     for old in (rec, env.path("%s.pb.gz" % tag)):
         if os.path.exists(old):
@@ -49,7 +55,7 @@ def record(env, tag, zam, opts=(), target_opts=()):
     target = [env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
               "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else []) + list(target_opts)
     r = e2e.run([env.record, "-r", str(RATE), "-d", str(SECONDS), "-o", rec] + list(opts) + ["--"] +
-                target)
+                target, env=dict(os.environ, **(target_env or {})))
     if r.returncode != 0:
         e2e.fail("recorder: " + r.stderr)
     return rec, truth, r.stderr
@@ -133,6 +139,28 @@ def check_chains(label, env, rec):
     print("  %s: %d samples under the whole inlining path %s" % (label, n, path))
 
 
+# Functions ZAM inlines into one handler of connection_state_remove each.
+HANDLER_OF = {"HTTP::parse_request": "connection_state_remove base/protocols/http/main.zeek:329",
+              "DNS::log_reply": "connection_state_remove base/protocols/conn/main.zeek:140"}
+
+
+def check_handlers(label, env, rec):
+    """Each inlined function sits right under its handler's frame, as
+    without ZAM: in a coalesced body, the handler it was inlined into."""
+    folded = e2e.run([env.convert, "--no-cache", "-f", "folded", "-o", "-", rec]).stdout
+    for func, handler in HANDLER_OF.items():
+        under, total = 0, 0
+        for line in folded.splitlines():
+            frames, count = line.rsplit(" ", 1)
+            frames = frames.split(";")
+            if func in frames:
+                total += int(count)
+                under += int(count) * (frames[frames.index(func) - 1] == handler)
+        if total < 50 or under < FOUND_BUDGET * total:
+            e2e.fail("%s: %d of %d samples in %s under %s" % (label, under, total, func, handler))
+    print("  %s: the inlined functions under their own handler's frame" % label)
+
+
 def check_top(env):
     target = subprocess.Popen([env.target, "--seconds", "8", "--quiet", "-O", "ZAM"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -159,13 +187,16 @@ def main():
     rec, truth, _ = record(plain_env, "plain", False)
     script_names = set(e2e.read_ground_truth(truth)[0]) - {"empty_call_stack"}
     _, plain_lines = script_lines(plain_env, rec, plain_env.path("plain.pb.gz"), script_names)
-    for stripped, opts, target_opts in ((False, [], []), (True, [], []), (False, ["--no-native"], []),
-                                        (False, [], ["--zam-chains"])):
+    no_coalescing = {"ZEEK_NO_EH_COALESCENCE": "1"}
+    for stripped, opts, target_opts, target_env in ((False, [], [], None), (True, [], [], no_coalescing),
+                                                    (False, ["--no-native"], [], None),
+                                                    (False, [], ["--zam-chains"], None)):
         env = e2e.Env(build, gen, stripped)
         label = "Zeek %s double -O ZAM%s" % (gen, "".join(", " + o for o in
-                                                         (["stripped"] if stripped else []) + opts + target_opts))
+                                                         (["stripped"] if stripped else []) + opts + target_opts +
+                                                         (["handlers not coalesced"] if target_env else [])))
         for attempt in (1, 2):
-            rec, truth, stderr = record(env, "zam", True, opts, target_opts)
+            rec, truth, stderr = record(env, "zam", True, opts, target_opts, target_env)
             found, total = found_ratio(label, stderr)
             errors, worst, samples, names[label] = check_shares(label, env, rec, truth)
             if not errors:
@@ -173,6 +204,7 @@ def main():
             print("  %s: attempt %d: %s" % (label, attempt, "; ".join(errors)))
         if errors:
             e2e.fail("%s: %s" % (label, errors[0]))
+        check_handlers(label, env, rec)
         if target_opts:
             check_chains(label, env, rec)
         lines, _ = script_lines(env, rec, env.path("zam.pb.gz"), script_names)

@@ -226,6 +226,25 @@ public:
 	std::vector<int> gt_slots;
 };
 
+// -O ZAM coalesces an event's handlers into one body (src/script_opt/Inline.cc)
+// and runs them as a Func of its own: a CoalescedScriptFunc, whose one body
+// is that, and which keeps the event's own Func (ScriptOpt.h). Its orig_func
+// sits where Zeek's does, after Zeek's larger ScriptFunc.
+#if ZEEK_GEN >= 82
+constexpr size_t kCoalescedOrigAt = 192;
+#else
+constexpr size_t kCoalescedOrigAt = 184;
+#endif
+class CoalescedScriptFunc : public ScriptFunc {
+public:
+	explicit CoalescedScriptFunc(ScriptFunc* orig)
+		: ScriptFunc(orig->name, orig->location), orig_func(orig) { }
+	~CoalescedScriptFunc() override = default;
+
+	char rest_of_zeeks_script_func[kCoalescedOrigAt - sizeof(ScriptFunc)] = {};
+	IntrusivePtr<ScriptFunc> orig_func;
+};
+
 class BuiltinFunc : public Func {
 public:
 	using built_in_func = void (*)(int64_t arg);
@@ -323,6 +342,8 @@ static_assert(offsetof(zeek::detail::ZAMLocInfo, parent) == 96, "ZAMLocInfo::par
 static_assert(offsetof(zeek::detail::ZBody, func_name) == 56, "ZBody::func_name");
 static_assert(offsetof(zeek::detail::ZBody, insts) == 88, "ZBody::insts");
 static_assert(offsetof(zeek::detail::ZBody, end_pc) == 96, "ZBody::end_pc");
+static_assert(offsetof(zeek::detail::CoalescedScriptFunc, orig_func) == zeek::detail::kCoalescedOrigAt,
+              "CoalescedScriptFunc::orig_func");
 #if ZEEK_GEN >= 82
 static_assert(offsetof(zeek::detail::CallInfo, frame) == 8, "CallInfo::frame");
 static_assert(sizeof(zeek::detail::CallInfo) == 16, "sizeof(CallInfo)");
@@ -351,6 +372,7 @@ using zeek::detail::STMT_ZAM;
 using zeek::detail::ZAMLocInfo;
 using zeek::detail::ZInst;
 using zeek::detail::ZBody;
+using zeek::detail::CoalescedScriptFunc;
 using zeek::detail::OP_SPIN;
 using zeek::detail::OP_CALL;
 using zeek::detail::OP_INLINED_CALL;

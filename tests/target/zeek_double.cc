@@ -382,9 +382,9 @@ static Location* new_location(const char* file, int first, int last)
 // -O ZAM, as Zeek's script compiler does it: plain functions are inlined
 // into their callers (their statements become the caller's instructions,
 // each still naming its own function and line), and are not compiled on
-// their own; events (each body its own ZBody here: the double does not
-// coalesce them), BiFs and Conn::set_state (standing for a function too
-// large to inline) stay calls, which push a CallInfo.
+// their own; events (see compile_zam for their handlers), BiFs and
+// Conn::set_state (standing for a function too large to inline) stay calls,
+// which push a CallInfo.
 static bool zam_inlines(const FuncDef& d)
 {
 	return ! d.is_event && strcmp(d.name, "Conn::set_state") != 0;
@@ -401,13 +401,15 @@ static const FuncDef* def_of(const std::vector<FuncDef>& defs, const std::string
 static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs,
                          const char* func_name, const BodyDef& b, const StmtList* list, int slot,
                          int depth, const std::shared_ptr<ZAMLocInfo>& parent,
-                         std::vector<ZInst>& out)
+                         std::vector<ZInst>& out, const char** carried_label = nullptr)
 {
 	// Zeek 7.2-8.2 label a body's statements that follow a call ZAM
 	// inlined with the inlined function's name (seen on a real 8.2.2: the
 	// function's line stays right); the double does so in the bodies it
 	// compiles, not inside inlined functions (nor with --zam-chains, as 7.0).
-	const char* label = func_name;
+	// In coalesced handlers the label carries from one handler to the next
+	// (carried_label).
+	const char* label = carried_label ? *carried_label : func_name;
 	for ( size_t k = 0; k < b.stmts.size(); ++k ) {
 		const StmtDef& sd = b.stmts[k];
 		ZInst z;
@@ -439,21 +441,41 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		if ( depth == 0 && ! zam_chains )
 			label = callee->name;
 	}
+	if ( carried_label )
+		*carried_label = label;
 }
 
-static void compile_zam(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs)
+// An event's handlers are coalesced into one body, run by a Func of its own
+// (CoalescedScriptFunc), as Zeek does unless ZEEK_NO_EH_COALESCENCE is set;
+// each handler is also compiled on its own, as in Zeek.
+static void compile_zam(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs,
+                        World& w)
 {
+	const bool coalesce = ! getenv("ZEEK_NO_EH_COALESCENCE");
 	for ( const FuncDef& d : defs ) {
 		if ( zam_inlines(d) )
 			continue;
 		auto* fn = static_cast<ScriptFunc*>(funcs.at(d.name));
+		const bool coalesced = coalesce && d.is_event && d.bodies.size() > 1;
+		std::vector<ZInst> merged;
+		const char* merged_label = d.name;
+		Location* merged_loc = body_stmts(fn->bodies[0])->location;
 		for ( size_t i = 0; i < d.bodies.size(); ++i ) {
 			std::vector<ZInst> code;
-			const Stmt* list = body_stmts(fn->bodies[i]);
-			compile_body(defs, funcs, d.name, d.bodies[i], static_cast<const StmtList*>(list),
-			             fn->gt_slots[i], 0, nullptr, code);
+			const auto* list = static_cast<const StmtList*>(body_stmts(fn->bodies[i]));
+			compile_body(defs, funcs, d.name, d.bodies[i], list, fn->gt_slots[i], 0, nullptr, code);
+			if ( coalesced )
+				compile_body(defs, funcs, d.name, d.bodies[i], list, fn->gt_slots[i], 0, nullptr,
+				             merged, &merged_label);
 			fn->bodies[i] = make_body(new ZBody(d.name, list->location, std::move(code)));
 		}
+		if ( ! coalesced )
+			continue;
+		auto* c = new CoalescedScriptFunc(fn);
+		c->bodies.push_back(make_body(new ZBody(d.name, merged_loc, std::move(merged))));
+		c->gt_slots.push_back(fn->gt_slots[0]);
+		if ( w.event == fn )
+			w.event = c;
 	}
 }
 #endif
@@ -506,7 +528,7 @@ static World build_world()
 	md5->gt_slot = ledger.add("bif", md5->name, "<builtin>", 0);
 #ifdef ZEEK_DOUBLE_HAS_ZAM
 	if ( zam_frames )
-		compile_zam(defs, funcs);
+		compile_zam(defs, funcs, w);
 #endif
 	return w;
 }
