@@ -211,6 +211,51 @@ static void check_versions_text(void)
     CHECK(strlen(small) < sizeof small);
 }
 
+/* Removes the line of key from a layout text (in place). */
+static void drop_key(char *text, const char *key)
+{
+    char *at = strstr(text, key);
+    if (!at)
+        return;
+    char *end = strchr(at, '\n');
+    const char *rest = end ? end + 1 : at + strlen(at);
+    memmove(at, rest, strlen(rest) + 1);
+}
+
+static int parses(const char *text)
+{
+    zs_layout back;
+    zs_error err = {0};
+    return zs_layout_parse(text, strlen(text), "test", &back, &err) == 0;
+}
+
+/* The ZAM members: 8.x has them, with CoalescedScriptFunc's orig_func at
+ * 184 (8.0) and 192 (8.1+); the zam_ keys go all together but the two
+ * coalesced ones, which a layout of an earlier recorder lacks. */
+static void check_zam(void)
+{
+    const zs_layout *a = zs_layout_builtin("8.0.10"), *b = zs_layout_builtin("8.2.2");
+    CHECK(a && b && zs_layout_has_zam(a) && zs_layout_has_zam(b));
+    if (!a || !b)
+        return;
+    CHECK(a->zam.coalesced_orig_func == 184 && b->zam.coalesced_orig_func == 192);
+    CHECK(!strcmp(b->zam.sym_coalesced_vtable, "_ZTVN4zeek6detail19CoalescedScriptFuncE"));
+    CHECK(b->zam.inst_size == 88 && b->zam.inst_loc == 64 && b->zam.locinfo_loc == 80);
+    CHECK(!zs_layout_has_zam(zs_layout_builtin("7.2.2")));
+
+    char *text = zs_layout_format(b);
+    CHECK(text && parses(text));
+    if (!text)
+        return;
+    drop_key(text, "zam_coalesced_orig_func");
+    CHECK(!parses(text)); /* the vtable without the offset: inconsistent */
+    drop_key(text, "sym_zam_coalesced_vtable");
+    CHECK(parses(text));  /* neither: a layout from before them */
+    drop_key(text, "zam_inst_loc");
+    CHECK(!parses(text)); /* the other zam_ keys go together */
+    free(text);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < N_SERIES; i++)
@@ -219,5 +264,6 @@ int main(void)
     check_model_switch();
     check_unknown();
     check_versions_text();
+    check_zam();
     CHECK_MAIN_END;
 }
