@@ -16,13 +16,13 @@ typedef struct field {
     const char *key;
     size_t offset;
     field_type type;
-    int zam; /* 1: one of the optional ZAM keys, all of them or none; 2: optional alone */
+    int group; /* 0: required; else an optional group, all of its keys or none */
 } field;
 
 #define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 0}
 #define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL, 0}
-#define ZAM_FIELD(key, member, type) {key, offsetof(zs_layout, zam.member), type, 1}
-#define ZAM_OPTIONAL(key, member, type) {key, offsetof(zs_layout, zam.member), type, 2}
+enum { G_ZAM = 1, G_ZAM_COALESCED, G_ZAM_SCOPE, G_COUNT };
+#define ZAM_FIELD(key, member, type, group) {key, offsetof(zs_layout, zam.member), type, group}
 
 static const field fields[] = {
     {"model", offsetof(zs_layout, model), F_MODEL},
@@ -51,17 +51,24 @@ static const field fields[] = {
     INT_FIELD(vector_end),
     INT_FIELD(string_data),
     INT_FIELD(string_size),
-    ZAM_FIELD("sym_zam_body_vtable", sym_body_vtable, F_SYMBOL),
-    ZAM_FIELD("sym_zam_body_exec", sym_body_exec, F_SYMBOL),
-    ZAM_FIELD("zam_body_insts", body_insts, F_INT),
-    ZAM_FIELD("zam_body_end_pc", body_end_pc, F_INT),
-    ZAM_FIELD("zam_inst_size", inst_size, F_INT),
-    ZAM_FIELD("zam_inst_loc", inst_loc, F_INT),
-    ZAM_FIELD("zam_locinfo_func_name", locinfo_func_name, F_INT),
-    ZAM_FIELD("zam_locinfo_loc", locinfo_loc, F_INT),
-    ZAM_FIELD("zam_locinfo_parent", locinfo_parent, F_INT),
-    ZAM_OPTIONAL("sym_zam_coalesced_vtable", sym_coalesced_vtable, F_SYMBOL),
-    ZAM_OPTIONAL("zam_coalesced_orig_func", coalesced_orig_func, F_INT),
+    ZAM_FIELD("sym_zam_body_vtable", sym_body_vtable, F_SYMBOL, G_ZAM),
+    ZAM_FIELD("sym_zam_body_exec", sym_body_exec, F_SYMBOL, G_ZAM),
+    ZAM_FIELD("zam_body_insts", body_insts, F_INT, G_ZAM),
+    ZAM_FIELD("zam_body_end_pc", body_end_pc, F_INT, G_ZAM),
+    ZAM_FIELD("zam_inst_size", inst_size, F_INT, G_ZAM),
+    ZAM_FIELD("zam_inst_loc", inst_loc, F_INT, G_ZAM),
+    ZAM_FIELD("zam_locinfo_func_name", locinfo_func_name, F_INT, G_ZAM),
+    ZAM_FIELD("zam_locinfo_loc", locinfo_loc, F_INT, G_ZAM),
+    ZAM_FIELD("zam_locinfo_parent", locinfo_parent, F_INT, G_ZAM),
+    ZAM_FIELD("sym_zam_coalesced_vtable", sym_coalesced_vtable, F_SYMBOL, G_ZAM_COALESCED),
+    ZAM_FIELD("zam_coalesced_orig_func", coalesced_orig_func, F_INT, G_ZAM_COALESCED),
+    ZAM_FIELD("sym_zam_scopes", sym_scopes, F_SYMBOL, G_ZAM_SCOPE),
+    ZAM_FIELD("sym_zam_global_scope", sym_global_scope, F_SYMBOL, G_ZAM_SCOPE),
+    ZAM_FIELD("sym_zam_funcval_vtable", sym_funcval_vtable, F_SYMBOL, G_ZAM_SCOPE),
+    ZAM_FIELD("zam_scope_ordered_vars", scope_ordered_vars, F_INT, G_ZAM_SCOPE),
+    ZAM_FIELD("zam_id_name", id_name, F_INT, G_ZAM_SCOPE),
+    ZAM_FIELD("zam_id_val", id_val, F_INT, G_ZAM_SCOPE),
+    ZAM_FIELD("zam_funcval_func", funcval_func, F_INT, G_ZAM_SCOPE),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -191,13 +198,18 @@ int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout 
     free(copy);
     if (rc)
         return rc;
-    size_t zam_seen = 0;
+    size_t group_seen[G_COUNT] = {0};
     for (size_t i = 0; i < FIELD_COUNT; i++)
-        zam_seen += fields[i].zam == 1 && seen[i];
-    for (size_t i = 0; i < FIELD_COUNT; i++)
-        if (!seen[i] && (!fields[i].zam || (fields[i].zam == 1 && zam_seen)))
+        group_seen[fields[i].group] += seen[i];
+    for (size_t i = 0; i < FIELD_COUNT; i++) {
+        int group = fields[i].group;
+        if (!seen[i] && (!group || group_seen[group]))
             return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'%s", source, fields[i].key,
-                           fields[i].zam ? " (the zam_ keys go all together)" : "");
+                           group ? " (these zam_ keys go all together)" : "");
+        if (seen[i] && group > G_ZAM && !group_seen[G_ZAM])
+            return zs_fail(err, ZS_E_LAYOUT, "%s: key '%s' without the other zam_ keys", source,
+                           fields[i].key);
+    }
     return zs_layout_check(out, source, err);
 }
 
@@ -224,7 +236,9 @@ char *zs_layout_format(const zs_layout *l)
     size_t n = (size_t)snprintf(s, cap, "# zeek-spy layout (key = value; offsets in bytes)\n");
     for (size_t i = 0; i < FIELD_COUNT && n < cap; i++) {
         const char *base = (const char *)l + fields[i].offset;
-        if (fields[i].zam && !zs_layout_has_zam(l))
+        if ((fields[i].group && !zs_layout_has_zam(l)) ||
+            (fields[i].group == G_ZAM_SCOPE && !zs_layout_has_zam_scope(l)) ||
+            (fields[i].group == G_ZAM_COALESCED && !l->zam.sym_coalesced_vtable[0]))
             continue;
         switch (fields[i].type) {
         case F_MODEL:
@@ -290,7 +304,11 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
          !member_fits(l->zam.locinfo_loc, 8, OFFSET_MAX) ||
          !member_fits(l->zam.locinfo_parent, 8, OFFSET_MAX) ||
          l->zam.body_insts == l->zam.body_end_pc ||
-         !l->zam.sym_coalesced_vtable[0] != !l->zam.coalesced_orig_func))
+         !l->zam.sym_coalesced_vtable[0] != !l->zam.coalesced_orig_func ||
+         (l->zam.sym_scopes[0] &&
+          (!l->zam.sym_funcval_vtable[0] || !l->zam.sym_global_scope[0] || !member_fits(l->zam.scope_ordered_vars, 16, OFFSET_MAX) ||
+           !member_fits(l->zam.id_name, 8, OFFSET_MAX) || !member_fits(l->zam.id_val, 8, OFFSET_MAX) ||
+           !member_fits(l->zam.funcval_func, 8, OFFSET_MAX)))))
         return zs_fail(err, ZS_E_LAYOUT,
                        "%s: the zam_ members are inconsistent (a vtable symbol, an 8-aligned "
                        "instruction size of 16 or more holding its loc; the coalesced vtable and "

@@ -43,6 +43,22 @@ typedef struct zs_zam_layout {
      * Empty / 0 when not known. */
     char sym_coalesced_vtable[ZS_SYMBOL_MAX];
     int32_t coalesced_orig_func;
+    /* Optional (all or none): the script functions by name, for the
+     * extents of the functions ZAM inlined (7.2 on, its locations name
+     * only the innermost one). sym_scopes is Scope.cc's scope stack (a
+     * vector of ScopePtr), whose first is the global scope: its
+     * ordered_vars (a vector of IDPtr) at scope_ordered_vars; an ID's name
+     * (a char *) and val at id_name and id_val; a FuncVal (known by its
+     * vtable symbol) holds its Func at funcval_func. sym_global_scope is
+     * global_scope(), exported, which finds sym_scopes where its own
+     * (local) symbol was stripped. */
+    char sym_scopes[ZS_SYMBOL_MAX];
+    char sym_global_scope[ZS_SYMBOL_MAX];
+    char sym_funcval_vtable[ZS_SYMBOL_MAX];
+    int32_t scope_ordered_vars;
+    int32_t id_name;
+    int32_t id_val;
+    int32_t funcval_func;
     /* Not in the layout text: what a CoalescedScriptFunc's vtable pointer
      * holds in the process at hand (the recorder finds it by the symbol;
      * a recording's PROCESS record carries it, as zam_coalesced_vtable);
@@ -89,6 +105,11 @@ typedef struct zs_layout {
 
 /* Whether l can read ZAM-compiled bodies. */
 static inline int zs_layout_has_zam(const zs_layout *l) { return l->zam.inst_size > 0; }
+/* Whether l can find script functions by name (for ZAM's inlined ones). */
+static inline int zs_layout_has_zam_scope(const zs_layout *l)
+{
+    return zs_layout_has_zam(l) && l->zam.sym_scopes[0];
+}
 
 /* Finds the built-in layout for a Zeek version string ("6.0.3", "8.0.10-debug").
  * Returns NULL when no built-in layout covers it. */
@@ -101,8 +122,8 @@ void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version);
 void zs_layout_builtin_versions(char *buf, size_t size);
 
 /* Plain-text format: "key = value" lines, '#' comments. Every key required
- * but the zam_ ones (all or none; the two coalesced ones optional even
- * then). */
+ * but the zam_ ones: all or none, and within them the two coalesced ones
+ * and the scope ones each a group of its own (all or none). */
 int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out, zs_error *err);
 int zs_layout_load(const char *path, zs_layout *out, zs_error *err);
 /* Returns a malloc'd text in the format zs_layout_parse reads. */

@@ -28,13 +28,18 @@
  * CoalescedScriptFunc's orig_func follows ScriptFunc: at 192 on 8.1+
  * (DWARF of the real 8.2.2), at 184 on 8.0 (its ScriptFunc ends in
  * {StmtPtr, int} where 8.1 has a 24-byte Func::Body; from the v8.0.10
- * headers). */
+ * headers). The script functions by name: Scope::ordered_vars at 120, ID's
+ * name and val at 32 and 64, FuncVal's func_val at 32 (the real 8.2.2's
+ * DWARF; Scope.h, ID.h and Val.h are the same in 8.0.10). */
 #define ZAM_8(orig_func) .zam = {.sym_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
     .sym_body_exec = "_ZN4zeek6detail5ZBody4ExecEPNS0_5FrameERNS0_12StmtFlowTypeE", \
     .body_insts = 88, .body_end_pc = 96, .inst_size = 88, .inst_loc = 64, \
     .locinfo_func_name = 0, .locinfo_loc = 80, .locinfo_parent = 96, \
     .sym_coalesced_vtable = "_ZTVN4zeek6detail19CoalescedScriptFuncE", \
-    .coalesced_orig_func = orig_func}
+    .coalesced_orig_func = orig_func, \
+    .sym_scopes = "_ZN4zeek6detailL6scopesE", .sym_global_scope = "_ZN4zeek6detail12global_scopeEv", \
+    .sym_funcval_vtable = "_ZTVN4zeek7FuncValE", \
+    .scope_ordered_vars = 120, .id_name = 32, .id_val = 64, .funcval_func = 32}
 
 /* Zeek 3.0: Location has a vtable; Func::kind is a 4-byte enum.
  * Verified against the DWARF of a real Zeek 3.0.1 (GCC 12).

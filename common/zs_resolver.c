@@ -118,10 +118,10 @@ int zs_resolve_location(const zs_memory *m, const zs_layout *l, uint64_t obj, zs
     return read_location(m, l, loc, out);
 }
 
-/* One ZAMLocInfo: its function's name and its Location; *parent the next
- * one out (0: none). */
-static int read_zam_locinfo(const zs_memory *m, const zs_layout *l, uint64_t info,
-                            zs_zam_line *out, uint64_t *parent)
+char *zs_read_cstring(const zs_memory *m, uint64_t addr) { return read_cstring(m, addr); }
+
+int zs_resolve_zam_info(const zs_memory *m, const zs_layout *l, uint64_t info, zs_zam_line *out,
+                        uint64_t *parent)
 {
     int size = max3(l->zam.locinfo_func_name + max2(l->string_data, l->string_size) + 8,
                     l->zam.locinfo_loc + 8, l->zam.locinfo_parent + 8);
@@ -152,7 +152,7 @@ int zs_resolve_zam(const zs_memory *m, const zs_layout *l, uint64_t inst, zs_zam
         return -1;
     while (info && *n < ZS_MAX_ZAM_CHAIN) {
         uint64_t parent;
-        if (read_zam_locinfo(m, l, info, &chain[*n], &parent))
+        if (zs_resolve_zam_info(m, l, info, &chain[*n], &parent))
             break;
         ++*n;
         info = parent;

@@ -64,6 +64,13 @@ void zs_location_free(zs_location *loc);
 int zs_resolve_zam(const zs_memory *m, const zs_layout *l, uint64_t inst, zs_zam_line *chain,
                    size_t *n);
 void zs_zam_line_free(zs_zam_line *z);
+/* One ZAMLocInfo (the loc of a ZInst): its function's name and Location;
+ * *parent the next one out (0: none). 0, or -1 when it cannot be read. */
+int zs_resolve_zam_info(const zs_memory *m, const zs_layout *l, uint64_t info, zs_zam_line *out,
+                        uint64_t *parent);
+/* A NUL-terminated string of at most ZS_MAX_STRING bytes; NULL when it
+ * cannot be read. */
+char *zs_read_cstring(const zs_memory *m, uint64_t addr);
 
 /* Always fills out (unresolved frames get "[unresolved 0x...]"); -1 on
  * out-of-memory only. */

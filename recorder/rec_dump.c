@@ -2,6 +2,7 @@
 #include "rec_constants.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "rec_clock.h"
@@ -61,7 +62,8 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
     rec_sampler *s = rec_sampler_new(&t, ZS_MAX_FRAMES, 0);
     zs_frame *frames = calloc(ZS_MAX_FRAMES, sizeof *frames);
     uint64_t *addrs = calloc(ZS_MAX_FRAMES, sizeof *addrs);
-    rec_zam *zam = rec_zam_new(pid, &t.layout, t.zam_body_vtable);
+    rec_zam *zam = rec_zam_new(pid, &t.layout, &t.zam);
+    zs_frame *opened_frames = zam ? calloc(ZS_MAX_FRAMES, sizeof *opened_frames) : NULL;
     rec_native *copy = zam ? rec_native_copier(pid) : NULL;
     int rc = -1;
     if (!s || !frames || !addrs || (zam && !copy)) {
@@ -77,6 +79,18 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
         rec_zam_found found;
         rec_zam_collect(zam, frames, rec_sampler_frame_addrs(s, addrs) ? addrs : NULL, n, &c, &found);
         rec_zam_choose(&found, 0, frames);
+    }
+    /* Functions ZAM inlined into inlined ones, opened up (Zeek 7.2 on):
+     * frames [first_inlined, end_inlined) of the opened stack. */
+    size_t opened = zam && opened_frames ? rec_zam_expand(zam, frames, n, opened_frames, ZS_MAX_FRAMES) : 0;
+    size_t first_inlined = 0, end_inlined = 0;
+    if (opened) {
+        while (first_inlined < n && frames[first_inlined].stmt == opened_frames[first_inlined].stmt)
+            first_inlined++;
+        first_inlined++;
+        end_inlined = first_inlined + (opened - n);
+        memcpy(frames, opened_frames, opened * sizeof *frames);
+        n = opened;
     }
     fprintf(out, "pid %d: Zeek %s, %s; ", (int)pid, t.zeek_version, t.exe);
     print_network_time(out, rec_sampler_network_time(s));
@@ -106,12 +120,15 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
             fprintf(out, "  at %s:%d", fi.file, fi.line);
         else if (!fi.unresolved)
             fprintf(out, "  (built-in function)");
+        if (k >= first_inlined && k < end_inlined)
+            fprintf(out, "  (inlined by ZAM)");
         fputc('\n', out);
         zs_frame_info_free(&fi);
     }
     rc = 0;
 out:
     free(frames);
+    free(opened_frames);
     free(addrs);
     rec_native_free(copy);
     rec_zam_free(zam);

@@ -13,6 +13,11 @@
 static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, tick_span t,
                         zs_error *err)
 {
+    size_t opened = sl->zam ? rec_zam_expand(sl->zam, frames, n, s->opened, ZS_MAX_FRAMES) : 0;
+    if (opened) {
+        frames = s->opened;
+        n = opened;
+    }
     for (uint64_t k = 0; k <= t.owed; k++) {
         uint64_t at = t.tick_ns + (k ? (t.last_ns - t.tick_ns) * k / t.owed : 0);
         if (rec_output_sample(s->out, sl->target.pid, rec_since_start_us(s, at), frames, n, err))
@@ -150,8 +155,11 @@ static int write_head(session *s, slot *sl, int wait, zs_error *err)
         rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, err);
     }
     /* --top names script frames only (from live memory). */
-    if (rc == 0 && !p->failed && s->top && sl->active)
-        rc = rec_top_sample(s->top, &sl->target, p->frames, p->nscript, 1 + p->ticks.owed, err);
+    if (rc == 0 && !p->failed && s->top && sl->active) {
+        size_t n = sl->zam ? rec_zam_expand(sl->zam, p->frames, p->nscript, s->opened, ZS_MAX_FRAMES) : 0;
+        rc = rec_top_sample(s->top, &sl->target, n ? s->opened : p->frames, n ? n : p->nscript,
+                            1 + p->ticks.owed, err);
+    }
     free(p->frames);
     p->frames = NULL;
     sl->pending_head = (sl->pending_head + 1) % REC_PENDING_SAMPLES;

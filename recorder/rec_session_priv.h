@@ -141,6 +141,8 @@ typedef struct session {
     /* --native: the unwind and the mixed stack of one sample. */
     rec_mixed_native natives[REC_NATIVE_MAX_FRAMES];
     zs_frame mixed[ZS_MAX_FRAMES];
+    /* -O ZAM: a sample's frames with the functions ZAM inlined opened up. */
+    zs_frame opened[ZS_MAX_FRAMES];
     uint64_t native_samples, native_mismatched, native_failed;
     uint64_t zam_samples[REC_ZAM_AMBIGUOUS + 1]; /* by rec_zam_result */
     uint64_t native_behind; /* written without native frames: the unwinder's ring was

@@ -77,12 +77,12 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
     if (!(sl->sampler = rec_sampler_new(&sl->target, ZS_MAX_FRAMES, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
     if (!s->o->native && !s->o->nonblocking && zs_cmdline_zam(sl->target.cmdline) &&
-        zs_layout_has_zam(&sl->target.layout) && sl->target.zam_body_vtable) {
+        zs_layout_has_zam(&sl->target.layout) && sl->target.zam.body_vtable) {
         /* -O ZAM without native frames: the registers and stack each stop
          * copies anyway for native frames, for ZAM's instruction alone. */
         sl->native = rec_native_copier(sl->target.pid);
         sl->zam = sl->native ? rec_zam_new(sl->target.pid, &sl->target.layout,
-                                           sl->target.zam_body_vtable) : NULL;
+                                           &sl->target.zam) : NULL;
         if (sl->native)
             rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
     } else if (s->o->native && !s->o->nonblocking) {
@@ -94,7 +94,7 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
             rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
         /* NULL (nothing to do) unless the layout and the executable know ZAM. */
         if (sl->native)
-            sl->zam = rec_zam_new(sl->target.pid, &sl->target.layout, sl->target.zam_body_vtable);
+            sl->zam = rec_zam_new(sl->target.pid, &sl->target.layout, &sl->target.zam);
         if (s->o->verbose) /* a fork and the modules' descriptors; their parsing is the unwinder's */
             rec_say(s, "pid %d: unwinder started in %.2f ms", (int)sl->target.pid,
                             (rec_now_ns() - begin) / 1e6);

@@ -146,7 +146,8 @@ static int read_version(rec_target *t, uint64_t addr, zs_error *err)
 static const char *const KNOWN_SYMS[] = {
     "version", "call_stack", "_ZN4zeek6detail10call_stackE", "g_frame_stack",
     "network_time", "_ZN4zeek9run_state12network_timeE", "_ZTVN4zeek6detail5ZBodyE",
-    "_ZTVN4zeek6detail19CoalescedScriptFuncE",
+    "_ZTVN4zeek6detail19CoalescedScriptFuncE", "_ZN4zeek6detailL6scopesE",
+    "_ZN4zeek6detail12global_scopeEv", "_ZTVN4zeek7FuncValE",
 };
 
 /* Itanium C++ ABI: an object's vtable pointer points past the vtable's
@@ -173,6 +174,33 @@ static int inspected_sym(const rec_inspect_request *req, const rec_inspect_verdi
         }
     }
     return -1;
+}
+
+/* Where an optional ZAM symbol is in the process (plus skip: a vtable's
+ * address point); 0 when the layout names none or the executable lacks it. */
+static uint64_t zam_symbol(const rec_inspect_request *req, const rec_inspect_verdict *v,
+                           const char *name, uint64_t bias, uint64_t skip)
+{
+    zs_elf_symbol sym = {0};
+    if (!name[0] || inspected_sym(req, v, name, &sym) || !sym.found)
+        return 0;
+    return sym.value + bias + skip;
+}
+
+/* Where Scope.cc's scope stack is when its own (local) symbol was stripped
+ * with the rest of .symtab: global_scope() opens by loading the vector's
+ * first element, RIP-relative (REX.W mov disp32(%rip), reg). 0 when the
+ * function at fn does not open so. */
+static uint64_t scopes_from_accessor(pid_t pid, uint64_t fn)
+{
+    uint8_t code[7];
+    int32_t disp;
+    zs_memory mem = rec_live_memory(&pid);
+    if (!fn || zs_mem_read(&mem, fn, code, sizeof code) || (code[0] & 0xf8) != 0x48 ||
+        code[1] != 0x8b || (code[2] & 0xc7) != 0x05)
+        return 0;
+    memcpy(&disp, code + 3, sizeof disp);
+    return fn + sizeof code + (uint64_t)(int64_t)disp;
 }
 
 static int choose_layout(rec_target *t, const rec_layout_choice *choice,
@@ -273,6 +301,9 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
         want_sym(&req, choice->forced->sym_network_time);
         want_sym(&req, choice->forced->zam.sym_body_vtable);
         want_sym(&req, choice->forced->zam.sym_coalesced_vtable);
+        want_sym(&req, choice->forced->zam.sym_scopes);
+        want_sym(&req, choice->forced->zam.sym_global_scope);
+        want_sym(&req, choice->forced->zam.sym_funcval_vtable);
     }
     rec_inspect_verdict v;
     if (rec_inspect(&req, &v, err))
@@ -314,14 +345,15 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
     t->call_stack = syms[0].value + bias;
     t->frame_stack = nsyms == 2 ? syms[1].value + bias : 0;
     t->network_time = syms[2].found && t->layout.sym_network_time[0] ? syms[2].value + bias : 0;
-    zs_elf_symbol zbody = {0}, coalesced = {0};
-    if (zs_layout_has_zam(&t->layout) &&
-        inspected_sym(&req, &v, t->layout.zam.sym_body_vtable, &zbody) == 0 && zbody.found) {
-        t->zam_body_vtable = zbody.value + bias + VTABLE_ADDRESS_POINT;
-        if (t->layout.zam.sym_coalesced_vtable[0] &&
-            inspected_sym(&req, &v, t->layout.zam.sym_coalesced_vtable, &coalesced) == 0 &&
-            coalesced.found)
-            t->layout.zam.coalesced_vtable_at = coalesced.value + bias + VTABLE_ADDRESS_POINT;
+    if (zs_layout_has_zam(&t->layout)) {
+        const zs_zam_layout *z = &t->layout.zam;
+        t->zam.body_vtable = zam_symbol(&req, &v, z->sym_body_vtable, bias, VTABLE_ADDRESS_POINT);
+        t->layout.zam.coalesced_vtable_at =
+            zam_symbol(&req, &v, z->sym_coalesced_vtable, bias, VTABLE_ADDRESS_POINT);
+        t->zam.scopes = zam_symbol(&req, &v, z->sym_scopes, bias, 0);
+        if (!t->zam.scopes)
+            t->zam.scopes = scopes_from_accessor(pid, zam_symbol(&req, &v, z->sym_global_scope, bias, 0));
+        t->zam.funcval_vtable = zam_symbol(&req, &v, z->sym_funcval_vtable, bias, VTABLE_ADDRESS_POINT);
     }
     read_ns_pid(t);
     read_node(t);

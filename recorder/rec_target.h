@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "rec_inspect.h"
+#include "rec_zam.h"
 #include "zs_error.h"
 #include "zs_layout.h"
 
@@ -30,7 +31,7 @@ typedef struct rec_target {
     uint64_t call_stack;     /* runtime addresses of the globals */
     uint64_t frame_stack;    /* 0 in the callinfo-frame model */
     uint64_t network_time;   /* 0 when the symbol is absent */
-    uint64_t zam_body_vtable; /* what a ZBody's vtable pointer holds; 0: no ZAM known */
+    rec_zam_symbols zam;     /* body_vtable 0: no ZAM known */
 } rec_target;
 
 typedef struct rec_layout_choice {

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "rec_memory.h"
+#include "rec_zam_inline.h"
 #include "zs_grow.h"
 #include "zs_intern.h"
+#include "zs_resolver.h"
 
 /* A Func's bodies beyond this many are not looked at (ZAM coalesces an
  * event's handlers into one body). */
@@ -33,12 +35,13 @@ struct rec_zam {
     func_entry *v;
     size_t n, cap;
     zs_intern index;        /* Func address -> its entry in v */
+    rec_zam_inline *inlined; /* NULL: the locations are taken as they are */
     int64_t exec_symbol;    /* the unwinder's symbol id of ZBody::Exec; -1: not seen yet */
 };
 
-rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable)
+rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, const rec_zam_symbols *syms)
 {
-    if (!zs_layout_has_zam(l) || !body_vtable)
+    if (!zs_layout_has_zam(l) || !syms->body_vtable)
         return NULL;
     rec_zam *z = calloc(1, sizeof *z);
     if (!z)
@@ -46,8 +49,9 @@ rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable)
     z->pid = pid;
     z->live = rec_live_memory(&z->pid);
     z->l = l;
-    z->body_vtable = body_vtable;
+    z->body_vtable = syms->body_vtable;
     z->exec_symbol = -1;
+    z->inlined = rec_zam_inline_new(pid, l, syms->scopes, syms->funcval_vtable);
     return z;
 }
 
@@ -56,6 +60,7 @@ void rec_zam_free(rec_zam *z)
     if (!z)
         return;
     zs_intern_free(&z->index);
+    rec_zam_inline_free(z->inlined);
     free(z->v);
     free(z);
 }
@@ -248,6 +253,29 @@ rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t exec_sp, zs_f
         return REC_ZAM_MISSING;
     frames[found->frame].stmt = v | ZS_STMT_ZAM;
     return REC_ZAM_FOUND;
+}
+
+size_t rec_zam_expand(rec_zam *z, const zs_frame *frames, size_t n, zs_frame *out, size_t max)
+{
+    rec_zam_hop hops[ZS_MAX_ZAM_CHAIN];
+    size_t i = n, k = 0;
+    while (i > 0 && (zs_frame_is_native(&frames[i - 1]) || !zs_stmt_is_zam(frames[i - 1].stmt)))
+        i--;
+    if (!z->inlined || i-- == 0)
+        return 0;
+    uint64_t inst = zs_stmt_zam_inst(frames[i].stmt);
+    const func_entry *e = entry_of(z, frames[i].func);
+    for (unsigned b = 0; e && !k && b < e->nbodies; b++)
+        if (inst >= e->bodies[b].insts && inst < e->bodies[b].end)
+            k = rec_zam_inline_path(z->inlined, frames[i].func, e->bodies[b].insts, e->bodies[b].end,
+                                    inst, hops, ZS_MAX_ZAM_CHAIN);
+    if (!k || n - 1 + k > max)
+        return 0;
+    memcpy(out, frames, i * sizeof *out);
+    for (size_t h = 0; h < k; h++)
+        out[i + h] = (zs_frame){hops[h].func, hops[h].inst | ZS_STMT_ZAM};
+    memcpy(out + i + k, frames + i + 1, (n - i - 1) * sizeof *out);
+    return n - 1 + k;
 }
 
 int rec_zam_is_exec(rec_zam *z, uint32_t symbol, const char *name)

@@ -19,6 +19,14 @@
 
 typedef struct rec_zam rec_zam;
 
+/* Where the target's ZAM objects are known from: what their vtable
+ * pointers hold and where its scopes live (0: unknown). */
+typedef struct rec_zam_symbols {
+    uint64_t body_vtable;    /* a ZBody's: no ZAM known without it */
+    uint64_t scopes;         /* Scope.cc's scope stack */
+    uint64_t funcval_vtable; /* a FuncVal's */
+} rec_zam_symbols;
+
 /* What one sample's window copied. */
 typedef struct rec_zam_copy {
     const struct user_regs_struct *regs;
@@ -52,7 +60,7 @@ typedef struct rec_zam_found {
 
 /* NULL when the layout or the executable knows no ZAM (body_vtable 0), or
  * on no memory. */
-rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, uint64_t body_vtable);
+rec_zam *rec_zam_new(pid_t pid, const zs_layout *l, const rec_zam_symbols *syms);
 void rec_zam_free(rec_zam *z);
 
 /* frames (outermost first) with addrs (each script frame's Frame, 8.1+;
@@ -71,6 +79,15 @@ void rec_zam_collect(rec_zam *z, const zs_frame *frames, const uint64_t *addrs, 
  * is also the array's base, which Exec keeps at hand: it counts only when
  * no other instruction is seen. */
 rec_zam_result rec_zam_choose(const rec_zam_found *found, uint64_t exec_sp, zs_frame *frames);
+
+/* frames (n, outermost first) with the ZAM frame that rec_zam_choose
+ * marked opened up where its instruction's locations do not chain (Zeek
+ * 7.2 on): that frame at the call of the function it inlined, then each
+ * function inlined there at the call of the next, the innermost at the
+ * instruction, each a script frame running its instruction (zs_stmt_is_zam).
+ * Into out (max frames); 0 when there is nothing to open up (frames stay
+ * as they are). */
+size_t rec_zam_expand(rec_zam *z, const zs_frame *frames, size_t n, zs_frame *out, size_t max);
 
 /* Whether the unwinder's symbol (id, and its mangled name) is ZBody::Exec
  * by the layout's name: compared by name until it is first seen, by id

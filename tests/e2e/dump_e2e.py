@@ -10,9 +10,9 @@ Files::describe, HTTP::parse_request, then the connection_state_remove body
 of base/protocols/http/main.zeek:329) with the lines being executed and
 Zeek's network time, exit 0 within 2 s, and leave the target running
 untraced. With -O ZAM (8.0, 8.2), where ZAM inlined the three functions into
-the event body, it prints md5_hash, Site::is_local_addr (inlined, at the line
-of the call) and the body, from the instruction found in the stop's copy of
-the registers and stack. On a pid that is not a zeek, and on one that is
+the event's (coalesced) body, it prints the same frames and lines, the three
+marked as inlined, from the instruction found in the stop's copy of the
+registers and stack and the path the recorder rebuilds through the body. On a pid that is not a zeek, and on one that is
 gone, it gives the usual one-line errors and exit 1.
 """
 import os
@@ -36,8 +36,12 @@ EXPECTED_ZAM = [
     (r"#0\s+md5_hash\s+\(built-in function\)", "md5_hash"),
     (r"#1\s+Site::is_local_addr\s+at base/utils/site.zeek:147\s+\(inlined by ZAM\)",
      "Site::is_local_addr"),
-    (r"#2\s+connection_state_remove base/protocols/http/main.zeek:329\s+at "
-     r"base/protocols/http/main.zeek:", "the http body"),
+    (r"#2\s+Files::describe\s+at base/frameworks/files/main.zeek:481\s+\(inlined by ZAM\)",
+     "Files::describe"),
+    (r"#3\s+HTTP::parse_request\s+at base/protocols/http/utils.zeek:52\s+\(inlined by ZAM\)",
+     "HTTP::parse_request"),
+    (r"#4\s+connection_state_remove base/protocols/http/main.zeek:329\s+at "
+     r"base/protocols/http/main.zeek:334", "the http body"),
 ]
 
 

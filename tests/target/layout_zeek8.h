@@ -48,6 +48,7 @@ private:
 };
 
 class Type;
+class Val;
 class Func;
 
 namespace detail {
@@ -298,7 +299,39 @@ struct CallInfo {
 // Exported as _ZN4zeek6detail10call_stackE.
 extern std::vector<CallInfo> call_stack;
 
+// The global scope, where -O ZAM's inlined functions are found by name
+// (Scope.h, ID.h): Scope.cc's scope stack holds it first (a static,
+// _ZN4zeek6detailL6scopesE), its ordered_vars hold each global's ID, an
+// ID its name and value. The members sit where Zeek's do.
+class ID : public Obj {
+public:
+	ID(const char* n, Val* v) : name(n), val(v) { }
+	char rest_of_zeeks_id_head[32 - sizeof(Obj)] = {};
+	const char* name;
+	char rest_of_zeeks_id[64 - 40] = {};
+	IntrusivePtr<Val> val;
+};
+
+class Scope : public Obj {
+public:
+	char rest_of_zeeks_scope[120 - sizeof(Obj)] = {};
+	std::vector<IntrusivePtr<ID>> ordered_vars;
+};
+
 }   // namespace detail
+
+// A value (Val.h): a FuncVal holds its function at 32.
+class Val : public Obj {
+public:
+	const void* type = nullptr;   // TypePtr in Zeek
+};
+
+class FuncVal : public Val {
+public:
+	explicit FuncVal(Func* f) : func_val(f) { }
+	~FuncVal() override = default;
+	IntrusivePtr<Func> func_val;
+};
 
 namespace run_state {
 extern double network_time;   // _ZN4zeek9run_state12network_timeE
@@ -342,6 +375,10 @@ static_assert(offsetof(zeek::detail::ZAMLocInfo, parent) == 96, "ZAMLocInfo::par
 static_assert(offsetof(zeek::detail::ZBody, func_name) == 56, "ZBody::func_name");
 static_assert(offsetof(zeek::detail::ZBody, insts) == 88, "ZBody::insts");
 static_assert(offsetof(zeek::detail::ZBody, end_pc) == 96, "ZBody::end_pc");
+static_assert(offsetof(zeek::detail::Scope, ordered_vars) == 120, "Scope::ordered_vars");
+static_assert(offsetof(zeek::detail::ID, name) == 32, "ID::name");
+static_assert(offsetof(zeek::detail::ID, val) == 64, "ID::val");
+static_assert(offsetof(zeek::FuncVal, func_val) == 32, "FuncVal::func_val");
 static_assert(offsetof(zeek::detail::CoalescedScriptFunc, orig_func) == zeek::detail::kCoalescedOrigAt,
               "CoalescedScriptFunc::orig_func");
 #if ZEEK_GEN >= 82
@@ -373,6 +410,9 @@ using zeek::detail::ZAMLocInfo;
 using zeek::detail::ZInst;
 using zeek::detail::ZBody;
 using zeek::detail::CoalescedScriptFunc;
+using zeek::detail::ID;
+using zeek::detail::Scope;
+using zeek::FuncVal;
 using zeek::detail::OP_SPIN;
 using zeek::detail::OP_CALL;
 using zeek::detail::OP_INLINED_CALL;

@@ -70,6 +70,15 @@ namespace run_state {
 double network_time = 0.0;
 }
 }   // namespace zeek
+#ifdef ZEEK_DOUBLE_HAS_ZAM
+namespace zeek::detail {
+// Scope.cc's scope stack, the global scope first: a static, as in Zeek.
+__attribute__((used)) static std::vector<IntrusivePtr<Scope>> scopes;
+// Exported, as Zeek's: it finds the scope stack where that static's own
+// symbol was stripped (strip --strip-all).
+IntrusivePtr<Scope> global_scope() { return scopes.empty() ? IntrusivePtr<Scope>() : scopes.front(); }
+}
+#endif
 #if ZEEK_GEN == 80
 std::vector<zeek::detail::Frame*> g_frame_stack;
 char version[] = "8.0.10";
@@ -401,15 +410,16 @@ static const FuncDef* def_of(const std::vector<FuncDef>& defs, const std::string
 static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::string, Func*>& funcs,
                          const char* func_name, const BodyDef& b, const StmtList* list, int slot,
                          int depth, const std::shared_ptr<ZAMLocInfo>& parent,
-                         std::vector<ZInst>& out, const char** carried_label = nullptr)
+                         std::vector<ZInst>& out, const char** label)
 {
-	// Zeek 7.2-8.2 label a body's statements that follow a call ZAM
-	// inlined with the inlined function's name (seen on a real 8.2.2: the
-	// function's line stays right); the double does so in the bodies it
-	// compiles, not inside inlined functions (nor with --zam-chains, as 7.0).
-	// In coalesced handlers the label carries from one handler to the next
-	// (carried_label).
-	const char* label = carried_label ? *carried_label : func_name;
+	// Zeek 7.2-8.2 label each instruction with the function ZAM last
+	// entered while compiling the body (the body's own, or an inlined one),
+	// also after that one returned; its line stays right. With
+	// --zam-chains (7.0) each is labelled with its own function.
+	const char* own = func_name;
+	if ( zam_chains )
+		label = &own;
+	*label = func_name;
 	for ( size_t k = 0; k < b.stmts.size(); ++k ) {
 		const StmtDef& sd = b.stmts[k];
 		ZInst z;
@@ -417,7 +427,7 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		z.gt_slot = slot;
 		z.inline_depth = depth;
 		auto loc = std::make_shared<Location>(intern_filename(b.file), sd.line, sd.line);
-		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{label, {}, loc, parent});
+		z.loc = std::make_shared<ZAMLocInfo>(ZAMLocInfo{*label, {}, loc, parent});
 		if ( sd.spin_us > 0 ) {
 			z.op = OP_SPIN;
 			z.spin_ns = int64_t(sd.spin_us) * 1000;
@@ -437,12 +447,20 @@ static void compile_body(const std::vector<FuncDef>& defs, const std::map<std::s
 		const auto* fn = static_cast<const ScriptFunc*>(z.callee);
 		compile_body(defs, funcs, callee->name, callee->bodies[0],
 		             static_cast<const StmtList*>(body_stmts(fn->bodies[0])), fn->gt_slots[0],
-		             depth + 1, zam_chains ? z.loc : nullptr, out);
-		if ( depth == 0 && ! zam_chains )
-			label = callee->name;
+		             depth + 1, zam_chains ? z.loc : nullptr, out, label);
 	}
-	if ( carried_label )
-		*carried_label = label;
+}
+
+// The global scope: every function's ID, and two globals that are not
+// functions (one without a value).
+static void build_global_scope(const std::map<std::string, Func*>& funcs)
+{
+	auto* global = new Scope();
+	global->ordered_vars.emplace_back(new ID("Site::local_nets", nullptr));
+	global->ordered_vars.emplace_back(new ID("HTTP::default_capture_password", new zeek::Val()));
+	for ( const auto& [name, fn] : funcs )
+		global->ordered_vars.emplace_back(new ID(fn->name.c_str(), new FuncVal(fn)));
+	zeek::detail::scopes.emplace_back(global);
 }
 
 // An event's handlers are coalesced into one body, run by a Func of its own
@@ -458,15 +476,16 @@ static void compile_zam(const std::vector<FuncDef>& defs, const std::map<std::st
 		auto* fn = static_cast<ScriptFunc*>(funcs.at(d.name));
 		const bool coalesced = coalesce && d.is_event && d.bodies.size() > 1;
 		std::vector<ZInst> merged;
-		const char* merged_label = d.name;
+		const char* label;
 		Location* merged_loc = body_stmts(fn->bodies[0])->location;
 		for ( size_t i = 0; i < d.bodies.size(); ++i ) {
 			std::vector<ZInst> code;
 			const auto* list = static_cast<const StmtList*>(body_stmts(fn->bodies[i]));
-			compile_body(defs, funcs, d.name, d.bodies[i], list, fn->gt_slots[i], 0, nullptr, code);
-			if ( coalesced )
+			compile_body(defs, funcs, d.name, d.bodies[i], list, fn->gt_slots[i], 0, nullptr, code,
+			             &label);
+			if ( coalesced ) /* each handler starts under the event's name */
 				compile_body(defs, funcs, d.name, d.bodies[i], list, fn->gt_slots[i], 0, nullptr,
-				             merged, &merged_label);
+				             merged, &label);
 			fn->bodies[i] = make_body(new ZBody(d.name, list->location, std::move(code)));
 		}
 		if ( ! coalesced )
@@ -527,6 +546,7 @@ static World build_world()
 	}
 	md5->gt_slot = ledger.add("bif", md5->name, "<builtin>", 0);
 #ifdef ZEEK_DOUBLE_HAS_ZAM
+	build_global_scope(funcs);
 	if ( zam_frames )
 		compile_zam(defs, funcs, w);
 #endif

@@ -231,7 +231,8 @@ static int parses(const char *text)
 
 /* The ZAM members: 8.x has them, with CoalescedScriptFunc's orig_func at
  * 184 (8.0) and 192 (8.1+); the zam_ keys go all together but the two
- * coalesced ones, which a layout of an earlier recorder lacks. */
+ * coalesced ones and the scope ones, each a group of its own, which a
+ * layout of an earlier recorder lacks. */
 static void check_zam(void)
 {
     const zs_layout *a = zs_layout_builtin("8.0.10"), *b = zs_layout_builtin("8.2.2");
@@ -241,6 +242,8 @@ static void check_zam(void)
     CHECK(a->zam.coalesced_orig_func == 184 && b->zam.coalesced_orig_func == 192);
     CHECK(!strcmp(b->zam.sym_coalesced_vtable, "_ZTVN4zeek6detail19CoalescedScriptFuncE"));
     CHECK(b->zam.inst_size == 88 && b->zam.inst_loc == 64 && b->zam.locinfo_loc == 80);
+    CHECK(b->zam.scope_ordered_vars == 120 && b->zam.id_name == 32 && b->zam.id_val == 64 &&
+          b->zam.funcval_func == 32 && a->zam.scope_ordered_vars == 120);
     CHECK(!zs_layout_has_zam(zs_layout_builtin("7.2.2")));
 
     char *text = zs_layout_format(b);
@@ -251,6 +254,15 @@ static void check_zam(void)
     CHECK(!parses(text)); /* the vtable without the offset: inconsistent */
     drop_key(text, "sym_zam_coalesced_vtable");
     CHECK(parses(text));  /* neither: a layout from before them */
+    drop_key(text, "zam_id_val");
+    CHECK(!parses(text)); /* the scope keys go together */
+    drop_key(text, "sym_zam_scopes");
+    drop_key(text, "sym_zam_global_scope");
+    drop_key(text, "sym_zam_funcval_vtable");
+    drop_key(text, "zam_scope_ordered_vars");
+    drop_key(text, "zam_id_name");
+    drop_key(text, "zam_funcval_func");
+    CHECK(parses(text));
     drop_key(text, "zam_inst_loc");
     CHECK(!parses(text)); /* the other zam_ keys go together */
     free(text);
