@@ -8,13 +8,6 @@
  * never crosses a page, so a short string before an unmapped page reads. */
 enum { CHUNK = 64 };
 
-static uint64_t load_u64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 static int32_t load_i32(const uint8_t *p)
 {
     int32_t v;
@@ -28,7 +21,7 @@ static uint64_t load_uint(const uint8_t *p, int size)
     case 1: return p[0];
     case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
     case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: return load_u64(p);
+    default: return zs_load_u64(p);
     }
 }
 
@@ -37,7 +30,7 @@ static int read_ptr(const zs_memory *m, uint64_t addr, uint64_t *out)
     uint8_t b[8];
     if (!addr || zs_mem_read(m, addr, b, 8))
         return -1;
-    *out = load_u64(b);
+    *out = zs_load_u64(b);
     return 0;
 }
 
@@ -65,8 +58,8 @@ static char *read_cstring(const zs_memory *m, uint64_t addr)
 
 static char *read_std_string(const zs_memory *m, const zs_layout *l, const uint8_t *obj)
 {
-    uint64_t data = load_u64(obj + l->string_data);
-    uint64_t size = load_u64(obj + l->string_size);
+    uint64_t data = zs_load_u64(obj + l->string_data);
+    uint64_t size = zs_load_u64(obj + l->string_size);
     if (!data || size >= ZS_MAX_STRING)
         return NULL;
     char *s = malloc(size + 1);
@@ -100,7 +93,7 @@ static int read_location(const zs_memory *m, const zs_layout *l, uint64_t loc, z
         return -1;
     out->first_line = load_i32(b + l->location_first_line);
     out->last_line = load_i32(b + l->location_last_line);
-    out->file = read_cstring(m, load_u64(b + l->location_filename));
+    out->file = read_cstring(m, zs_load_u64(b + l->location_filename));
     /* Zeek keeps a script's path as @load spelled it: one script can reach
      * the profile as "./extra.zeek", "././extra.zeek" and "extra.zeek".
      * One spelling here, so bodies match and every output agrees. */
@@ -130,12 +123,12 @@ int zs_resolve_zam_info(const zs_memory *m, const zs_layout *l, uint64_t info, z
     if (!info || size > (int)sizeof b || zs_mem_read(m, info, b, (size_t)size))
         return -1;
     zs_location at;
-    if (read_location(m, l, load_u64(b + l->zam.locinfo_loc), &at))
+    if (read_location(m, l, zs_load_u64(b + l->zam.locinfo_loc), &at))
         return -1;
     out->func = read_std_string(m, l, b + l->zam.locinfo_func_name);
     out->file = at.file;
     out->line = at.first_line;
-    *parent = load_u64(b + l->zam.locinfo_parent);
+    *parent = zs_load_u64(b + l->zam.locinfo_parent);
     if (!out->func) {
         zs_zam_line_free(out);
         return -1;
@@ -208,8 +201,8 @@ void zs_location_free(zs_location *loc)
 static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *func_bytes,
                        zs_func_info *out)
 {
-    uint64_t begin = load_u64(func_bytes + l->func_bodies + l->vector_begin);
-    uint64_t end = load_u64(func_bytes + l->func_bodies + l->vector_end);
+    uint64_t begin = zs_load_u64(func_bytes + l->func_bodies + l->vector_begin);
+    uint64_t end = zs_load_u64(func_bytes + l->func_bodies + l->vector_end);
     if (begin == end)
         return 0;
     if (end < begin || (end - begin) % (uint64_t)l->body_size ||
@@ -224,7 +217,7 @@ static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *fu
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t stmts = load_u64(raw + i * (size_t)l->body_size + l->body_stmts);
+        uint64_t stmts = zs_load_u64(raw + i * (size_t)l->body_size + l->body_stmts);
         out->body_stmts[i] = stmts;
         if (stmts)
             zs_resolve_location(m, l, stmts, &out->bodies[i]);
@@ -242,7 +235,7 @@ static void read_coalesced(const zs_memory *m, const zs_layout *l, uint64_t func
 {
     uint64_t orig;
     zs_func_info o;
-    if (!l->zam.coalesced_vtable_at || load_u64(b) != l->zam.coalesced_vtable_at ||
+    if (!l->zam.coalesced_vtable_at || zs_load_u64(b) != l->zam.coalesced_vtable_at ||
         out->nbodies != 1 || read_ptr(m, func + (uint64_t)l->zam.coalesced_orig_func, &orig) ||
         orig == func || zs_resolve_func(m, l, orig, &o))
         return;

@@ -65,19 +65,12 @@ void rec_zam_free(rec_zam *z)
     free(z);
 }
 
-static uint64_t load_u64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 static int read_u64(rec_zam *z, uint64_t addr, uint64_t *out)
 {
     uint8_t b[8];
     if (zs_mem_read(&z->live, addr, b, sizeof b))
         return -1;
-    *out = load_u64(b);
+    *out = zs_load_u64(b);
     return 0;
 }
 
@@ -184,7 +177,7 @@ static void scan(const rec_zam *z, const func_entry *e, const rec_zam_copy *c, u
     if (bound > r->rsp && (bound - r->rsp) / 8 < words)
         words = (size_t)((bound - r->rsp) / 8);
     for (size_t i = 0; i < words; i++) {
-        uint64_t v = load_u64(c->stack + i * 8);
+        uint64_t v = zs_load_u64(c->stack + i * 8);
         int is = is_instruction(z, e, v);
         if (is)
             keep(out, v, (int64_t)(i * 8), is == 2);

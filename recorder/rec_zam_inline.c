@@ -90,13 +90,6 @@ void rec_zam_inline_free(rec_zam_inline *zi)
     free(zi);
 }
 
-static uint64_t load_u64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* out[i] = the word at addr[i] (addr 0, or unreadable: 0), in batches. */
 static void read_words(rec_zam_inline *zi, const uint64_t *addr, uint64_t *out, size_t n)
 {
@@ -241,7 +234,7 @@ static int owners(rec_zam_inline *zi, const func_extents *own, const uint8_t *ra
         goto out;
     fns[nfns++] = own;
     for (size_t j = 0; j < n; j++) { /* each statement once, each function it names once */
-        uint64_t info = load_u64(raw + j * (size_t)z->inst_size + z->inst_loc), parent;
+        uint64_t info = zs_load_u64(raw + j * (size_t)z->inst_size + z->inst_loc), parent;
         if (zs_intern_find(&index, zs_mix64(info), NULL, NULL, NULL) >= 0)
             continue;
         if (zs_grow(&s, &s_cap, ns + 1, sizeof *s, 64) ||
@@ -266,7 +259,7 @@ static int owners(rec_zam_inline *zi, const func_extents *own, const uint8_t *ra
     for (size_t i = 0; i < ns; i++)
         s[i].owner = owner_of(fns, nfns, s[i].line.file, s[i].line.line);
     for (size_t j = 0; j < n; j++) {
-        uint64_t info = load_u64(raw + j * (size_t)z->inst_size + z->inst_loc);
+        uint64_t info = zs_load_u64(raw + j * (size_t)z->inst_size + z->inst_loc);
         out[j] = s[zs_intern_find(&index, zs_mix64(info), NULL, NULL, NULL)].owner;
     }
     rc = 0;
