@@ -19,24 +19,30 @@
 /* libstdc++ containers: vector {begin, end, end_of_storage}; string {data, size}. */
 #define LIBSTDCXX .vector_begin = 0, .vector_end = 8, .string_data = 0, .string_size = 8
 
-/* -O ZAM in 8.x (src/script_opt/ZAM/ZBody.h, ZInst.h, Profile.h): ZBody's
+/* -O ZAM in 7.0-8.x (src/script_opt/ZAM/ZBody.h, ZInst.h, Profile.h): ZBody's
  * insts and end_pc at 88 and 96, ZInst 88 bytes with its loc at 64,
  * ZAMLocInfo {func_name 0, modules 32, loc 80, parent 96}. Verified
- * against the DWARF of a real 8.2.2; 8.0.10's headers give the same
- * offsets (GCC 12, not checked against its DWARF). 7.x differs (not in
- * the table: its ZAM bodies show as before, without instructions).
- * CoalescedScriptFunc's orig_func follows ScriptFunc: at 192 on 8.1+
+ * against the DWARF of a real 8.2.2 and of a real 7.0.11; 8.0.10's and
+ * 7.1.1's headers give the same offsets (GCC 12, not checked against their
+ * DWARF). 7.2 is not in the table (its ZAM bodies show as before, without
+ * instructions): its locations lack the chains as 8.x's do, and its ID
+ * differs from both 7.0's and 8.0's.
+ * CoalescedScriptFunc's orig_func follows ScriptFunc: at 176 on 7.0 (its
+ * DWARF) and 7.1 (headers: a member moved, the size the same), at 192 on 8.1+
  * (DWARF of the real 8.2.2), at 184 on 8.0 (its ScriptFunc ends in
  * {StmtPtr, int} where 8.1 has a 24-byte Func::Body; from the v8.0.10
  * headers). The script functions by name: Scope::ordered_vars at 120, ID's
  * name and val at 32 and 64, FuncVal's func_val at 32 (the real 8.2.2's
  * DWARF; Scope.h, ID.h and Val.h are the same in 8.0.10). */
-#define ZAM_8(orig_func) .zam = {.sym_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
+#define ZAM_BASE .sym_body_vtable = "_ZTVN4zeek6detail5ZBodyE", \
     .sym_body_exec = "_ZN4zeek6detail5ZBody4ExecEPNS0_5FrameERNS0_12StmtFlowTypeE", \
     .body_insts = 88, .body_end_pc = 96, .inst_size = 88, .inst_loc = 64, \
     .locinfo_func_name = 0, .locinfo_loc = 80, .locinfo_parent = 96, \
-    .sym_coalesced_vtable = "_ZTVN4zeek6detail19CoalescedScriptFuncE", \
-    .coalesced_orig_func = orig_func, \
+    .sym_coalesced_vtable = "_ZTVN4zeek6detail19CoalescedScriptFuncE"
+/* 7.0 and 7.1 chain each location through the calls it was inlined at:
+ * no scope needed. */
+#define ZAM_7 .zam = {ZAM_BASE, .coalesced_orig_func = 176}
+#define ZAM_8(orig_func) .zam = {ZAM_BASE, .coalesced_orig_func = orig_func, \
     .sym_scopes = "_ZN4zeek6detailL6scopesE", .sym_global_scope = "_ZN4zeek6detail12global_scopeEv", \
     .sym_funcval_vtable = "_ZTVN4zeek7FuncValE", \
     .scope_ordered_vars = 120, .id_name = 32, .id_val = 64, .funcval_func = 32}
@@ -193,7 +199,8 @@ static const zs_layout zeek_5_1 = {
  * name; neither moves an offset read here). Derived from the v5.2.2, v6.0.9,
  * v6.1.1, v6.2.1, v7.0.11, v7.1.1 and v7.2.2 headers (src/Obj.h,
  * src/Func.h, src/Frame.h; each the same across its series), offsets
- * computed with GCC 12; not checked against a real build's DWARF. */
+ * computed with GCC 12; checked against the DWARF of a real 7.0.11
+ * (zeek_7_0 below, which adds ZAM). */
 static const zs_layout zeek_5_2 = {
     .model = ZS_MODEL_FRAME_STACK,
     .sym_call_stack = "_ZN4zeek6detail10call_stackE",
@@ -207,6 +214,23 @@ static const zs_layout zeek_5_2 = {
     .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
     .func_name = 72, .func_bodies = 24, .body_size = 72, .body_stmts = 0,
     LIBSTDCXX,
+};
+
+/* Zeek 7.0 and 7.1: 5.2's layout, checked against the DWARF of a real
+ * Zeek 7.0.11 (GCC 12), and ZAM. */
+static const zs_layout zeek_7_0 = {
+    .model = ZS_MODEL_FRAME_STACK,
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
+    .sym_frame_stack = "g_frame_stack",
+    .sym_version = "version",
+    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
+    .frame_next_stmt = 80, .frame_function = 0,
+    .obj_location = 8,
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+    .func_name = 72, .func_bodies = 24, .body_size = 72, .body_stmts = 0,
+    LIBSTDCXX, ZAM_7,
 };
 
 /* Zeek 8.0: namespaced symbols, Location without vtable, 1-byte kind.
@@ -270,8 +294,8 @@ static const entry table[] = {
     {"6.0", &zeek_5_2},
     {"6.1", &zeek_5_2},
     {"6.2", &zeek_5_2},
-    {"7.0", &zeek_5_2},
-    {"7.1", &zeek_5_2},
+    {"7.0", &zeek_7_0},
+    {"7.1", &zeek_7_0},
     {"7.2", &zeek_5_2},
     {"8.0", &zeek_8_0},
     {"8.1", &zeek_8_2},

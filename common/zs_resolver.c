@@ -219,8 +219,10 @@ static int read_bodies(const zs_memory *m, const zs_layout *l, const uint8_t *fu
     for (size_t i = 0; i < n; i++) {
         uint64_t stmts = zs_load_u64(raw + i * (size_t)l->body_size + l->body_stmts);
         out->body_stmts[i] = stmts;
-        if (stmts)
-            zs_resolve_location(m, l, stmts, &out->bodies[i]);
+        /* A body without lines (Zeek 7.0's ZAM bodies: "<no location>")
+         * has no extent. */
+        if (stmts && !zs_resolve_location(m, l, stmts, &out->bodies[i]) && !out->bodies[i].first_line)
+            zs_location_free(&out->bodies[i]);
     }
     out->nbodies = n;
     free(raw);
@@ -409,7 +411,9 @@ static int zam_frames(const zs_memory *m, const zs_layout *l, const zs_func_info
     int rc = inl ? 0 : -1;
     for (size_t i = n; rc == 0 && i-- > 0;) { /* outermost first */
         zs_zam_line *c = &chain[i];
-        if (in_own_body(f, c->file, c->line)) { /* the innermost own one stays */
+        /* Zeek 7.0 roots the chain at the frame's own statement, whose body
+         * has no location there to be in. */
+        if (in_own_body(f, c->file, c->line) || (i == n - 1 && !strcmp(c->func, f->name))) {
             free(at->file);
             at->file = c->file;
             c->file = NULL;
@@ -466,7 +470,10 @@ int zs_resolve_frame_of(const zs_memory *m, const zs_layout *l, const zs_func_in
         out->name = format_string("%s %s:%d", f->name, body->file, body->first_line);
     else
         out->name = strdup(f->name);
-    out->file = strdup(body ? body->file : "");
+    /* Zeek 7.0's ZAM bodies have no location: a function with one body
+     * is in the file its instruction's line is. */
+    int zam_file = !body && !f->builtin && f->nbodies == 1 && zs_stmt_is_zam(frame->stmt) && at.file;
+    out->file = strdup(body ? body->file : zam_file ? at.file : "");
     out->start_line = body ? body->first_line : 0;
     out->line = at.file ? at.first_line : out->start_line;
     zs_location_free(&at);
