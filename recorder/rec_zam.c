@@ -10,8 +10,9 @@
 #include "zs_resolver.h"
 
 /* A Func's bodies beyond this many are not looked at (ZAM coalesces an
- * event's handlers into one body). */
-enum { MAX_BODIES = 8 };
+ * event's handlers into one body, but not zeek_init's, dozens in Zeek's
+ * own scripts, nor an event's whose coalescing failed). */
+enum { MAX_BODIES = 64 };
 
 typedef enum func_kind { F_BUILTIN = 1, F_ZAM, F_OTHER } func_kind;
 
