@@ -64,6 +64,9 @@ typedef struct zs_zam_layout {
      * a recording's PROCESS record carries it, as zam_coalesced_vtable);
      * 0: unknown, every Func is read as itself. */
     uint64_t coalesced_vtable_at;
+    /* The same for a ZBody's vtable (PROCESS: zam_body_vtable): which
+     * bodies are ZAM bodies, whose instruction arrays may be read. */
+    uint64_t body_vtable_at;
 } zs_zam_layout;
 
 typedef struct zs_layout {

@@ -312,6 +312,24 @@ static char *format_string(const char *fmt, const char *a, const char *b, int n)
     return s;
 }
 
+/* Whether inst is an instruction of the ZAM body stmts; -1 when that
+ * cannot be read. */
+static int in_zam_body(const zs_memory *m, const zs_layout *l, uint64_t stmts, uint64_t inst)
+{
+    uint64_t vtable, insts;
+    uint32_t end_pc;
+    if (l->zam.body_vtable_at) { /* known: a statement that is not a ZAM body holds none */
+        if (read_ptr(m, stmts, &vtable))
+            return -1;
+        if (vtable != l->zam.body_vtable_at)
+            return 0;
+    }
+    if (!stmts || read_ptr(m, stmts + (uint64_t)l->zam.body_insts, &insts) ||
+        zs_mem_read(m, stmts + (uint64_t)l->zam.body_end_pc, &end_pc, sizeof end_pc))
+        return -1;
+    return inst >= insts && inst < insts + (uint64_t)end_pc * (uint64_t)l->zam.inst_size;
+}
+
 /* Which of f's bodies holds instruction inst, as *at (its file and first
  * line), when the instruction's own location cannot say: an event's
  * handlers are bodies of one Func. -1 on no memory only. */
@@ -319,19 +337,30 @@ static int zam_body_of(const zs_memory *m, const zs_layout *l, const zs_func_inf
                        uint64_t inst, zs_location *at)
 {
     for (size_t i = 0; f->nbodies > 1 && i < f->nbodies; i++) {
-        uint64_t insts;
-        uint32_t end_pc;
-        uint64_t body = f->body_stmts[i];
-        if (!body || !f->bodies[i].file || read_ptr(m, body + (uint64_t)l->zam.body_insts, &insts) ||
-            zs_mem_read(m, body + (uint64_t)l->zam.body_end_pc, &end_pc, sizeof end_pc))
-            continue;
-        if (inst >= insts && inst < insts + (uint64_t)end_pc * (uint64_t)l->zam.inst_size) {
+        if (f->bodies[i].file && in_zam_body(m, l, f->body_stmts[i], inst) > 0) {
             at->file = strdup(f->bodies[i].file);
             at->first_line = at->last_line = f->bodies[i].first_line;
             return at->file ? 0 : -1;
         }
     }
     return 0;
+}
+
+int zs_zam_frame_is_inlined(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                            uint64_t stmt)
+{
+    if (!f || f->builtin || !zs_stmt_is_zam(stmt) || !l->zam.body_vtable_at)
+        return 0;
+    uint64_t inst = zs_stmt_zam_inst(stmt);
+    int read = 0; /* a body read that does not hold it */
+    for (size_t i = 0; i <= f->nbodies; i++) {
+        uint64_t body = i < f->nbodies ? f->body_stmts[i] : f->coalesced_body;
+        int in = body ? in_zam_body(m, l, body, inst) : -1;
+        if (in > 0)
+            return 0;
+        read |= in == 0;
+    }
+    return read;
 }
 
 /* Which of f's bodies line l of file lies in: its index, or -1. */
@@ -461,6 +490,7 @@ int zs_resolve_frame_of(const zs_memory *m, const zs_layout *l, const zs_func_in
     if (!f->builtin && zs_stmt_is_zam(frame->stmt)) {
         if (zam_frames(m, l, f, zs_stmt_zam_inst(frame->stmt), &at, out))
             return -1;
+        out->zam_inlined = zs_zam_frame_is_inlined(m, l, f, frame->stmt);
     } else if (!f->builtin && frame->stmt) {
         zs_resolve_location(m, l, frame->stmt, &at);
     }

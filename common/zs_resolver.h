@@ -52,6 +52,9 @@ typedef struct zs_frame_info {
      * instruction, outermost first (not separate frames of the stack). */
     zs_zam_line *inlined;
     size_t ninlined;
+    /* A ZAM frame that is itself a function ZAM inlined into the frame
+     * outside it (zs_zam_frame_is_inlined). */
+    int zam_inlined;
 } zs_frame_info;
 
 /* 0, or -1 when the object cannot be read (out is then empty). */
@@ -72,6 +75,13 @@ int zs_resolve_zam_info(const zs_memory *m, const zs_layout *l, uint64_t info, z
  * cannot be read. */
 char *zs_read_cstring(const zs_memory *m, uint64_t addr);
 
+/* Whether a frame of f running ZAM instruction stmt (zs_stmt_is_zam) is a
+ * function ZAM inlined into the frame outside it: the instruction lies in
+ * none of f's own bodies. The recorder writes such frames where the
+ * instruction's locations do not chain (Zeek 7.2 on). 0 when not, or
+ * when that cannot be read. */
+int zs_zam_frame_is_inlined(const zs_memory *m, const zs_layout *l, const zs_func_info *f,
+                            uint64_t stmt);
 /* Always fills out (unresolved frames get "[unresolved 0x...]"); -1 on
  * out-of-memory only. */
 int zs_resolve_frame(const zs_memory *m, const zs_layout *l, const zs_frame *frame,

@@ -151,6 +151,23 @@ static int set_header(reading *rd, const zs_record *rec, zs_error *err)
     return 0;
 }
 
+/* A vtable's address a PROCESS record gives under key (hex); 0 without. */
+static int vtable_of(const reading *rd, const zs_record *rec, const char *key, uint64_t *out,
+                     zs_error *err)
+{
+    const char *v = zs_kv_get(rec->process.items, rec->process.count, key);
+    char *end;
+    *out = 0;
+    if (!v)
+        return 0;
+    errno = 0;
+    *out = strtoull(v, &end, 16);
+    if (!*v || *end || errno)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": process %u: %s '%.40s' is not "
+                       "a hex address", rd->path, rec->offset, rec->process.pid, key, v);
+    return 0;
+}
+
 static int add_process(reading *rd, const zs_record *rec, zs_error *err)
 {
     process *p = find_process(rd, rec->process.pid, 1);
@@ -172,16 +189,9 @@ static int add_process(reading *rd, const zs_record *rec, zs_error *err)
         err->code = ZS_E_CORRUPT;
         return -1;
     }
-    const char *coalesced = zs_kv_get(rec->process.items, rec->process.count, "zam_coalesced_vtable");
-    if (coalesced) {
-        char *end;
-        errno = 0;
-        p->layout.zam.coalesced_vtable_at = strtoull(coalesced, &end, 16);
-        if (!*coalesced || *end || errno)
-            return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": process %u: "
-                           "zam_coalesced_vtable '%.40s' is not a hex address", rd->path,
-                           rec->offset, rec->process.pid, coalesced);
-    }
+    if (vtable_of(rd, rec, "zam_body_vtable", &p->layout.zam.body_vtable_at, err) ||
+        vtable_of(rd, rec, "zam_coalesced_vtable", &p->layout.zam.coalesced_vtable_at, err))
+        return -1;
     p->has_layout = 1;
     return 0;
 }
@@ -526,6 +536,23 @@ static int func_of(process *p, const zs_memory *mem, uint64_t addr, const zs_fun
     return 0;
 }
 
+/* The instruction the functions ZAM inlined at frame i run: frames i+1...
+ * that are such functions (the recorder writes them, Zeek 7.2 on), their
+ * innermost's instruction; 0 when none follow. */
+static uint64_t inlined_run(process *p, const zs_memory *mem, const raw_stack *s, uint32_t i)
+{
+    uint64_t inst = 0;
+    for (uint32_t j = i + 1; j < s->nframes; j++) {
+        const zs_frame *fr = &s->frames[j];
+        const zs_func_info *f;
+        if (zs_frame_is_native(fr) || !zs_stmt_is_zam(fr->stmt) || func_of(p, mem, fr->func, &f) ||
+            !zs_zam_frame_is_inlined(mem, &p->layout, f, fr->stmt))
+            break;
+        inst = zs_stmt_zam_inst(fr->stmt);
+    }
+    return inst;
+}
+
 /* Whether frame i of s is the interpreter's plumbing: a native frame
  * between two script frames, where the recorder keeps the C++ that runs
  * between one script call and the next. first and last are the stack's
@@ -608,6 +635,7 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
     if (p)
         mem = zs_image_memory(p->image);
     uint32_t first, last, nlocs = 0;
+    uint64_t run = 0; /* the instruction of the ZAM-inlined frames under way */
     script_span(rd, s, &first, &last);
     for (uint32_t i = 0; i < s->nframes; i++) {
         if (is_plumbing(s, i, first, last))
@@ -640,10 +668,17 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
         /* A ZAM body's instruction in a function inlined into it: that
          * function is a frame of its own, as without ZAM (its first line is
          * not known: the instruction has only its own); in pprof, a Line of
-         * the frame's Location. */
-        uint64_t inst = fi.ninlined ? zs_stmt_zam_inst(s->frames[i].stmt) : 0;
+         * the frame's Location, whether the instruction's locations name it
+         * (fi.inlined) or the recorder wrote it as a frame (zam_inlined, a
+         * run of them after their body's frame, all at the innermost's
+         * instruction). */
+        if (!fi.zam_inlined)
+            run = p && p->has_layout && zs_stmt_is_zam(s->frames[i].stmt)
+                      ? inlined_run(p, &mem, s, i) : 0;
+        uint64_t inst = run ? run : fi.ninlined ? zs_stmt_zam_inst(s->frames[i].stmt) : 0;
         int64_t l = f < 0 ? -1
-                    : inst ? conv_profile_zam_location(prof, (uint32_t)f, fi.line, 0, inst)
+                    : inst ? conv_profile_zam_location(prof, (uint32_t)f, fi.line,
+                                                       fi.zam_inlined && run, inst)
                            : conv_profile_location(prof, (uint32_t)f, fi.line);
         if (l >= 0)
             locs[nlocs++] = (uint32_t)l;

@@ -115,7 +115,7 @@ static int write_header(rec_output *o, zs_error *err)
 
 static int write_process(rec_output *o, const rec_target *t, zs_error *err)
 {
-    char ns_pid[16], coalesced[24] = "";
+    char ns_pid[16], coalesced[24] = "", body[24] = "";
     char *layout = zs_layout_format(&t->layout);
     if (!layout)
         return zs_fail(err, ZS_E_NOMEM, "layout text");
@@ -123,15 +123,21 @@ static int write_process(rec_output *o, const rec_target *t, zs_error *err)
     if (t->layout.zam.coalesced_vtable_at)
         snprintf(coalesced, sizeof coalesced, "0x%llx",
                  (unsigned long long)t->layout.zam.coalesced_vtable_at);
-    zs_kv kv[] = {
+    if (t->layout.zam.body_vtable_at)
+        snprintf(body, sizeof body, "0x%llx", (unsigned long long)t->layout.zam.body_vtable_at);
+    zs_kv kv[10] = {
         {"exe", t->exe},        {"build_id", t->build_id},
         {"zeek_version", t->zeek_version}, {"layout", layout},
         {"layout_source", rec_layout_source_name(t->layout_source)},
         {"ns_pid", ns_pid},     {"node", t->node},
         {"cmdline", t->cmdline},
-        {"zam_coalesced_vtable", coalesced}, /* the last: left out when empty */
     };
-    size_t n = sizeof kv / sizeof kv[0] - !coalesced[0];
+    size_t n = 8;
+    /* -O ZAM: where the vtables are in this process, for the resolver. */
+    if (body[0])
+        kv[n++] = (zs_kv){"zam_body_vtable", body};
+    if (coalesced[0])
+        kv[n++] = (zs_kv){"zam_coalesced_vtable", coalesced};
     int rc = zs_writer_process(o->writer, (uint32_t)t->pid, kv, n, err);
     free(layout);
     return rc;

@@ -348,6 +348,7 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
     if (zs_layout_has_zam(&t->layout)) {
         const zs_zam_layout *z = &t->layout.zam;
         t->zam.body_vtable = zam_symbol(&req, &v, z->sym_body_vtable, bias, VTABLE_ADDRESS_POINT);
+        t->layout.zam.body_vtable_at = t->zam.body_vtable;
         t->layout.zam.coalesced_vtable_at =
             zam_symbol(&req, &v, z->sym_coalesced_vtable, bias, VTABLE_ADDRESS_POINT);
         t->zam.scopes = zam_symbol(&req, &v, z->sym_scopes, bias, 0);

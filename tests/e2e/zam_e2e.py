@@ -35,6 +35,8 @@ for 4 s, with DWARF and stripped of every symbol table but .dynsym (strip
     location names only the function ZAM last entered), from the recorder's
     walk through the body and the functions' extents, found by name in the
     double's global scope;
+  - in pprof (the real `go tool pprof -raw`) the inlined functions are
+    Lines of one Location, innermost first, as native inlines are;
   - `--top` (on a pipe) gives the inlined HTTP::parse_request (25 % of the
     double's time) a row of its own.
 """
@@ -146,6 +148,30 @@ def check_chains(label, env, rec):
           % (label, under, total))
 
 
+def check_pprof_inlines(label, profile):
+    """In pprof, the functions ZAM inlined at an instruction are Lines of
+    one Location, innermost first, as native inlines are."""
+    blocks, block, section = [], None, None
+    for line in e2e.pprof(["-raw"], profile).splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section != "Locations":
+            continue
+        m = re.match(r"\s*\d+: 0x[0-9a-f]+ (?:M=\d+ )?(.*?) \S*:\d+ s=\d+", line)
+        if m:
+            block = [m.group(1)]
+            blocks.append(block)
+        elif block is not None and line.startswith(" " * 8):
+            block.append(line.split()[0])
+    want = ["Site::is_local_addr", "Files::describe", "HTTP::parse_request",
+            "connection_state_remove"]
+    if not any(b[:4] == want for b in blocks):
+        e2e.fail("%s: no pprof Location with the Lines %s: %s" % (label, want,
+                 [b for b in blocks if "Site::is_local_addr" in b][:3]))
+    print("  %s: in pprof, the inlined functions are Lines of their instruction's Location" % label)
+
+
 # Functions ZAM inlines into one handler of connection_state_remove each.
 HANDLER_OF = {"HTTP::parse_request": "connection_state_remove base/protocols/http/main.zeek:329",
               "DNS::log_reply": "connection_state_remove base/protocols/conn/main.zeek:140"}
@@ -218,6 +244,7 @@ def main():
         check_handlers(label, env, rec)
         check_chains(label, env, rec)
         lines, _ = script_lines(env, rec, env.path("zam.pb.gz"), script_names)
+        check_pprof_inlines(label, env.path("zam.pb.gz"))
         # A line of a statement of that function's: one seen without ZAM
         # (where the statement ran, or called). A sample whose instruction
         # was not found has its body's first line: within the 1 % budget.
