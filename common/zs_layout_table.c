@@ -201,35 +201,28 @@ static const zs_layout zeek_5_1 = {
  * src/Func.h, src/Frame.h; each the same across its series), offsets
  * computed with GCC 12; checked against the DWARF of a real 7.0.11
  * (zeek_7_0 below, which adds ZAM). */
-static const zs_layout zeek_5_2 = {
-    .model = ZS_MODEL_FRAME_STACK,
-    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
-    .sym_frame_stack = "g_frame_stack",
-    .sym_version = "version",
-    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
-    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
-    .frame_next_stmt = 80, .frame_function = 0,
-    .obj_location = 8,
-    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
-    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
+#define LAYOUT_5_2 \
+    .model = ZS_MODEL_FRAME_STACK, \
+    .sym_call_stack = "_ZN4zeek6detail10call_stackE", \
+    .sym_frame_stack = "g_frame_stack", \
+    .sym_version = "version", \
+    .sym_network_time = "_ZN4zeek9run_state12network_timeE", \
+    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0, \
+    .frame_next_stmt = 80, .frame_function = 0, \
+    .obj_location = 8, \
+    .location_filename = 0, .location_first_line = 8, .location_last_line = 12, \
+    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1, \
     .func_name = 72, .func_bodies = 24, .body_size = 72, .body_stmts = 0,
+
+static const zs_layout zeek_5_2 = {
+    LAYOUT_5_2
     LIBSTDCXX,
 };
 
 /* Zeek 7.0 and 7.1: 5.2's layout, checked against the DWARF of a real
  * Zeek 7.0.11 (GCC 12), and ZAM. */
 static const zs_layout zeek_7_0 = {
-    .model = ZS_MODEL_FRAME_STACK,
-    .sym_call_stack = "_ZN4zeek6detail10call_stackE",
-    .sym_frame_stack = "g_frame_stack",
-    .sym_version = "version",
-    .sym_network_time = "_ZN4zeek9run_state12network_timeE",
-    .callinfo_size = 24, .callinfo_call = 0, .callinfo_func = 8, .callinfo_frame = 0,
-    .frame_next_stmt = 80, .frame_function = 0,
-    .obj_location = 8,
-    .location_filename = 0, .location_first_line = 8, .location_last_line = 12,
-    .func_kind = 56, .func_kind_size = 4, .func_kind_builtin = 1,
-    .func_name = 72, .func_bodies = 24, .body_size = 72, .body_stmts = 0,
+    LAYOUT_5_2
     LIBSTDCXX, ZAM_7,
 };
 
