@@ -363,19 +363,14 @@ int zs_zam_frame_is_inlined(const zs_memory *m, const zs_layout *l, const zs_fun
     return read;
 }
 
-/* Which of f's bodies line l of file lies in: its index, or -1. */
-static int own_body_at(const zs_func_info *f, const char *file, int line)
+/* Whether line l of file lies in one of f's bodies. */
+static int in_own_body(const zs_func_info *f, const char *file, int line)
 {
     for (size_t i = 0; i < f->nbodies; i++)
         if (f->bodies[i].file && file && !strcmp(f->bodies[i].file, file) &&
             f->bodies[i].first_line <= line && line <= f->bodies[i].last_line)
-            return (int)i;
-    return -1;
-}
-
-static int in_own_body(const zs_func_info *f, const char *file, int line)
-{
-    return own_body_at(f, file, line) >= 0;
+            return 1;
+    return 0;
 }
 
 /* Instructions a coalesced body is searched back through for the handler
@@ -408,8 +403,7 @@ static void coalesced_handler_of(const zs_memory *m, const zs_layout *l, const z
         seen = info;
         if (read_ptr(m, info + (uint64_t)l->zam.locinfo_loc, &loc) || read_location(m, l, loc, &here))
             continue;
-        int body = own_body_at(f, here.file, here.first_line);
-        if (body >= 0) {
+        if (in_own_body(f, here.file, here.first_line)) {
             *at = here;
             at->last_line = at->first_line;
             return;
