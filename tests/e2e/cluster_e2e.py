@@ -293,15 +293,23 @@ def test_container(env):
         fail("recording a namespaced zeek: " + r.stderr)
     native = env.path("ct-native.zspy")
     n = run([env.record, "-p", str(host_pid), "-r", "200", "-d", "1", "-o", native])
-    unwound = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed", n.stderr)
+    unwound = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not "
+                        r"match the script frames", n.stderr)
     if n.returncode != 0 or not unwound or int(unwound.group(1)) < 100 or unwound.group(2) != "0":
         fail("native frames of a namespaced zeek: " + n.stderr)
+    # A stack that did not match its script frames (caught between a call's
+    # activation and its push: the budget is under 1 %) keeps its script
+    # frames and the native leaf, and is counted; every other one runs from
+    # the thread's entry.
+    total, mismatched = int(unwound.group(1)), int(unwound.group(3))
     folded = run([env.convert, "--no-cache", "-f", "folded", "-o", "-", native]).stdout.splitlines()
-    rooted = [ln for ln in folded if ln.startswith("_start;")]
-    if len(rooted) != len(folded):
-        fail("native stacks of a namespaced zeek not rooted at _start: %s" % (set(folded) - set(rooted)))
-    print("  native frames (the default): %s stacks unwound, none failed, all rooted at _start"
-          % unwound.group(1))
+    loose = [ln for ln in folded if not ln.startswith("_start;")]
+    loose_samples = sum(int(ln.rsplit(" ", 1)[1]) for ln in loose)
+    if loose_samples > mismatched or mismatched > max(1, total // 100):
+        fail("native stacks of a namespaced zeek not rooted at _start: %d samples (%d reported as not "
+             "matching their script frames, of %d): %s" % (loose_samples, mismatched, total, loose))
+    print("  native frames (the default): %d stacks unwound, none failed, all rooted at _start but "
+          "%d not matching their script frames" % (total, mismatched))
     ns.wait(timeout=30)
     info = run([env.convert, "--info", rec]).stdout
     if "process %d (pid 1 in its namespace)" % host_pid not in info:
