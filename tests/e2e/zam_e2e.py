@@ -151,24 +151,11 @@ def check_chains(label, env, rec):
 def check_pprof_inlines(label, profile):
     """In pprof, the functions ZAM inlined at an instruction are Lines of
     one Location, innermost first, as native inlines are."""
-    blocks, block, section = [], None, None
-    for line in e2e.pprof(["-raw"], profile).splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section != "Locations":
-            continue
-        m = re.match(r"\s*\d+: 0x[0-9a-f]+ (?:M=\d+ )?(.*?) \S*:\d+ s=\d+", line)
-        if m:
-            block = [m.group(1)]
-            blocks.append(block)
-        elif block is not None and line.startswith(" " * 8):
-            block.append(line.split()[0])
-    want = ["Site::is_local_addr", "Files::describe", "HTTP::parse_request",
-            "connection_state_remove"]
-    if not any(b[:4] == want for b in blocks):
-        e2e.fail("%s: no pprof Location with the Lines %s: %s" % (label, want,
-                 [b for b in blocks if "Site::is_local_addr" in b][:3]))
+    want = ["connection_state_remove base/protocols/http/main.zeek:329", "HTTP::parse_request",
+            "Files::describe", "Site::is_local_addr"]
+    samples = e2e.pprof_raw_samples(e2e.pprof(["-raw"], profile))
+    if not any(funcs[-4:] == want for _, locs in samples for funcs in locs):
+        e2e.fail("%s: no pprof Location with the Lines %s" % (label, want))
     print("  %s: in pprof, the inlined functions are Lines of their instruction's Location" % label)
 
 
