@@ -277,14 +277,19 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
  * 1 when --top was told to quit. */
 static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
 {
-    if (rec_pending_write(s, last, err))
+    int cut = last || now >= s->next_second;
+    /* A killed recorder loses at most what came after the last cut: an
+     * unwind later than REC_UNWIND_LATE_AT_CUT_NS does not hold its sample
+     * back past one. */
+    uint64_t give_up = cut && now > REC_UNWIND_LATE_AT_CUT_NS ? now - REC_UNWIND_LATE_AT_CUT_NS : 0;
+    if (rec_pending_write(s, last, give_up, err))
         return -1;
     for (size_t i = s->nslots; i-- > 0;)
         if (s->slots[i]->gone && !s->slots[i]->npending && rec_slots_release_gone(s, i, err))
             return -1;
     if (!last && s->scout && rec_slots_adopt(s, err))
         return -1;
-    if (last || now >= s->next_second) {
+    if (cut) {
         if (second_tick(s, now, last, err))
             return -1;
         s->next_second = now + 1000000000ULL;

@@ -133,8 +133,28 @@ static const zs_frame *mix_native(session *s, slot *sl, const pending_sample *p,
     return s->mixed;
 }
 
-/* Writes one sample of the ring's head; 1 when its unwind is not back yet. */
-static int write_head(session *s, slot *sl, int wait, zs_error *err)
+/* Drops the answers to unwinds whose samples went without them (counted in
+ * nunwinds until then: they are still the unwinder's); 1 when one is not
+ * back yet (the head's answer comes after it). */
+static int drain_dropped(slot *sl, rec_mixed_native *scratch, int wait)
+{
+    while (sl->unwinds_dropped) {
+        unsigned marks;
+        if (rec_native_collect(sl->native, scratch, REC_NATIVE_MAX_FRAMES, &marks, wait) ==
+            REC_NATIVE_NOT_YET)
+            return 1;
+        sl->unwinds_dropped--;
+        sl->nunwinds--;
+    }
+    return 0;
+}
+
+/* Writes one sample of the ring's head; 1 when its unwind is not back yet
+ * and the sample was taken at or after give_up_ns: an older one goes
+ * without native frames (counted), so that a frame cut or a full ring
+ * never waits for an unwinder that is slow (still reading the modules'
+ * tables at the start, or short of a core). */
+static int write_head(session *s, slot *sl, int wait, uint64_t give_up_ns, zs_error *err)
 {
     pending_sample *p = &sl->pending[sl->pending_head];
     int rc = 0;
@@ -144,13 +164,22 @@ static int write_head(session *s, slot *sl, int wait, zs_error *err)
             rec_slot_mark_gone(s, sl);
     } else if (p->unwound) {
         unsigned marks = 0;
-        ssize_t m = rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait);
-        if (m == REC_NATIVE_NOT_YET)
+        ssize_t m = drain_dropped(sl, s->natives, wait)
+                        ? REC_NATIVE_NOT_YET
+                        : rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait);
+        if (m == REC_NATIVE_NOT_YET && p->ticks.last_ns >= give_up_ns)
             return 1;
-        size_t n;
-        const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
-        rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
-        sl->nunwinds--;
+        if (m == REC_NATIVE_NOT_YET) {
+            sl->unwinds_dropped++;
+            s->native_samples++;
+            s->native_behind++;
+            rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, err);
+        } else {
+            sl->nunwinds--;
+            size_t n;
+            const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
+            rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
+        }
     } else {
         rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, err);
     }
@@ -215,19 +244,20 @@ static slot *oldest_head(const session *s, int *any_full)
     return oldest;
 }
 
-int rec_pending_write(session *s, int wait, zs_error *err)
+int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
 {
     for (size_t i = 0; i < s->nslots; i++)
         submit_capture(s, s->slots[i]);
     /* In tick order across the targets: the recording's clock only goes
      * forward (a sample written after a later one would be moved to its
      * time). So a sample waiting for its unwind holds back the later ones
-     * of every target, unless a ring is full, a target is gone (its slot is
-     * to be freed) or this is the end: then it is waited for. */
+     * of every target, until it is older than give_up_ns or a ring is full
+     * (then it goes without), or until its answer when its target is gone
+     * (its slot is to be freed) or this is the end. */
     int any_full;
     slot *sl;
     while ((sl = oldest_head(s, &any_full))) {
-        int rc = write_head(s, sl, wait || any_full || sl->gone, err);
+        int rc = write_head(s, sl, wait || sl->gone, any_full ? UINT64_MAX : give_up_ns, err);
         if (rc < 0)
             return -1;
         if (rc > 0)

@@ -90,7 +90,8 @@ typedef struct slot {
     unsigned unsent_at;
     int said_native_broken;
     pending_sample pending[REC_PENDING_SAMPLES]; /* a ring, oldest at pending_head */
-    unsigned pending_head, npending, nunwinds; /* nunwinds of them unwound */
+    unsigned pending_head, npending, nunwinds; /* unwinds out: of the ring's samples, and dropped */
+    unsigned unwinds_dropped; /* of them, answers to drop: their samples went without */
     rec_cpu cpu;
     int active;
     int gone;            /* exited: its last samples, its exit and its slot to see to */
@@ -184,7 +185,8 @@ int rec_loop_run(struct session *s, zs_error *err);
 void rec_pending_keep(struct session *s, slot *sl, rec_read_result res, tick_span ticks);
 /* Writes the targets' samples, oldest first across all of them: with wait,
  * all (waiting for their unwinds), else up to the first whose unwind is not
- * back (waiting for it when a ring is full or its target gone). */
-int rec_pending_write(struct session *s, int wait, zs_error *err);
+ * back and that was taken at or after give_up_ns (0: none given up; when a
+ * ring is full, every one). Waits for the answers of a target that is gone. */
+int rec_pending_write(struct session *s, int wait, uint64_t give_up_ns, zs_error *err);
 
 #endif

@@ -6,13 +6,16 @@
 Against running test doubles of Zeek (3.0, 8.0 and 8.2 in turn), N times
 (default 20): start zeek-spy-record -p at a random rate of 200-1000 Hz (every
 fifth run --nonblocking, every fifth launching its own double with
--- COMMAND), SIGKILL it 0.2-2.5 s after sampling started, then
+-- COMMAND, every fifth with its unwinder stopped by SIGSTOP from its start,
+as one still reading the modules' tables of a big zeek on a cold disk
+would be), SIGKILL it 0.2-2.5 s after sampling started, then
   - the target must run on untraced within 100 ms (/proc/PID/status
     TracerPid 0, state not t/T) and still be so 300 ms later;
   - the recording must convert (exit 0; a warning about the cut-off end is
     expected), losing at most the last second: samples recovered >=
     (elapsed - 1 s - slack) x rate, the slack covering ticks a busy machine
-    makes the recorder skip.
+    makes the recorder skip; with the unwinder stopped, 0.3 s more (a
+    sample's unwind may be that late before a frame cut writes it without).
 """
 import argparse
 import os
@@ -29,6 +32,27 @@ WITHIN_S = 0.1          # the target must be untouched this soon after the kill
 LOSS_LIMIT_S = 1.0      # the recording flushes a zstd frame every second
 SLACK_S = 0.3           # plus scheduling slack
 SLACK_FRACTION = 0.05   # plus skipped ticks on a busy 2-core machine
+UNWIND_LATE_S = 0.3     # recorder/rec_constants.h: REC_UNWIND_LATE_AT_CUT_NS
+
+
+def children(pid):
+    try:
+        return [int(c) for c in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]
+    except OSError:
+        return []
+
+
+def stop_unwinder(rp, not_pid, timeout=2.0):
+    """SIGSTOPs the recorder's unwinder (its child that is not the target)
+    once it is there; its pid, or None."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and rp.poll() is None:
+        for c in children(rp.pid):
+            if c != not_pid:
+                os.kill(c, signal.SIGSTOP)
+                return c
+        time.sleep(0.002)
+    return None
 
 
 def main():
@@ -54,6 +78,7 @@ def main():
             delay = rnd.uniform(0.2, 2.5)
             nonblocking = i % 5 == 4
             launch = i % 5 == 2  # the recorder's own child: orphaned by the kill
+            stalled = i % 5 == 1  # native frames (the default) with an unwinder that never answers
             rec = env.path("kill-%02d.zspy" % i)
             if launch:
                 cmd = [env.record, "-q", "-r", str(rate), "-o", rec, "--", env.target(gen),
@@ -73,17 +98,26 @@ def main():
                 continue
             pid = target.pid
             if launch:
-                pid = int(open("/proc/%d/task/%d/children" % (rp.pid, rp.pid)).read().split()[0])
+                pid = children(rp.pid)[0]
+            unwinder = stop_unwinder(rp, pid) if stalled else None
+            if stalled and unwinder is None:
+                res.fail("run %d: no unwinder to stop" % i)
             time.sleep(max(0.0, t0 + delay - time.monotonic()))
             rp.send_signal(signal.SIGKILL)
             t_kill = time.monotonic()
             rp.wait()
+            if unwinder:
+                try:
+                    os.kill(unwinder, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             latency, status = wait_untouched(pid, WITHIN_S)
             elapsed = t_kill - t0
             kills += 1
-            what = "run %d (Zeek %s double%s, %d Hz%s, killed at %.2f s)" % (
+            what = "run %d (Zeek %s double%s, %d Hz%s%s, killed at %.2f s)" % (
                 i, gen, " launched" if launch else "", rate,
-                ", nonblocking" if nonblocking else "", elapsed)
+                ", nonblocking" if nonblocking else "", ", unwinder stopped" if unwinder else "",
+                elapsed)
             if latency is None:
                 res.fail("%s: target not running untraced %d ms after the kill "
                          "(TracerPid, state = %s)" % (what, WITHIN_S * 1000, status))
@@ -105,7 +139,7 @@ def main():
             converted += 1
             samples = samples or 0
             lost = elapsed - samples / rate
-            limit = LOSS_LIMIT_S + SLACK_S + SLACK_FRACTION * elapsed
+            limit = LOSS_LIMIT_S + SLACK_S + SLACK_FRACTION * elapsed + (UNWIND_LATE_S if unwinder else 0)
             worst_loss = max(worst_loss, lost)
             print("  %s: untouched after %.1f ms; %d samples recovered (%.0f expected), "
                   "%.2f s lost; %s" % (what, latency * 1000, samples, elapsed * rate, lost,
