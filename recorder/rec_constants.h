@@ -32,18 +32,18 @@ enum {
     REC_NATIVE_BATCH_MAX_MS = 100,
 };
 
-/* At a frame cut (once a second), a sample whose unwind has not come back
- * this long after its tick is written without native frames: well past a
- * batch's wait, short of the second a cut bounds the loss of a killed
- * recorder to. */
-#define REC_UNWIND_LATE_AT_CUT_NS (300 * 1000000ULL)
+/* At a frame cut (once a second) or with its ring full, a sample whose
+ * unwind has not come back this long after its tick is written without
+ * native frames: well past a batch's wait, short of the second a cut
+ * bounds the loss of a killed recorder to. */
+#define REC_UNWIND_LATE_NS (300 * 1000000ULL)
 
 _Static_assert(REC_UNWINDS_OUT < REC_PENDING_SAMPLES, "a full unwind queue leaves room for samples");
 _Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_ASKED, "every unwind out is remembered");
 _Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_SOCKET_CAPTURES,
                "every unwind out fits in the socket");
 _Static_assert(2 * REC_NATIVE_BATCH <= REC_UNWINDS_OUT, "a batch waiting is not the unwinder behind");
-_Static_assert(REC_UNWIND_LATE_AT_CUT_NS > 2 * REC_NATIVE_BATCH_MAX_MS * 1000000ULL,
+_Static_assert(REC_UNWIND_LATE_NS > 2 * REC_NATIVE_BATCH_MAX_MS * 1000000ULL,
                "an unwinder waiting for its batch is not late");
 
 #endif

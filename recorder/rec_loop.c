@@ -279,9 +279,9 @@ static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
 {
     int cut = last || now >= s->next_second;
     /* A killed recorder loses at most what came after the last cut: an
-     * unwind later than REC_UNWIND_LATE_AT_CUT_NS does not hold its sample
-     * back past one. */
-    uint64_t give_up = cut && now > REC_UNWIND_LATE_AT_CUT_NS ? now - REC_UNWIND_LATE_AT_CUT_NS : 0;
+     * unwind later than REC_UNWIND_LATE_NS does not hold its sample back
+     * past one. */
+    uint64_t give_up = cut && now > REC_UNWIND_LATE_NS ? now - REC_UNWIND_LATE_NS : 0;
     if (rec_pending_write(s, last, give_up, err))
         return -1;
     for (size_t i = s->nslots; i-- > 0;)

@@ -64,8 +64,8 @@ static rec_read_result read_frames(rec_sampler *s)
     /* The rider last, where a partial read cuts only it; and only in a
      * single call, where a short read cannot hide behind the next one. */
     size_t needed = rec_iov_total(lv, k);
-    int rides = s->rider && k < IOV_MAX &&
-                s->rider(s->rider_ctx, frame_addr(s, 0), &lv[k], &rv[k]) > 0;
+    int rides = s->rider && s->rider_got < 0 && k < IOV_MAX &&
+                s->rider(s->rider_ctx, frame_addr(s, 0), 0, &lv[k], &rv[k]) > 0;
     ssize_t got = rec_sampler_readv(s, lv, rv, k + (size_t)rides);
     if (got < (ssize_t)needed)
         return rec_sampler_bad(s);

@@ -352,10 +352,15 @@ void rec_native_free(rec_native *n)
  * Frame, within [REC_NATIVE_STACK_MIN, REC_NATIVE_STACK_BYTES]. Without
  * either (older models, no script running), or when the last unwind needed
  * more stack than it was given, REC_NATIVE_STACK_BYTES. */
+static int to_base(const rec_native *n, uint64_t rsp)
+{
+    return n->stack_base > rsp && n->stack_base - rsp <= REC_NATIVE_STACK_MAX - REC_NATIVE_STACK_PAGE;
+}
+
 static size_t copy_size(const rec_native *n, uint64_t rsp, uint64_t outermost_frame)
 {
     const uint64_t page = REC_NATIVE_STACK_PAGE;
-    if (n->stack_base > rsp && n->stack_base - rsp <= REC_NATIVE_STACK_MAX - page) /* not a fiber's */
+    if (to_base(n, rsp)) /* not a fiber's */
         return (size_t)(((n->stack_base + page - 1) & ~(page - 1)) - rsp);
     if (!outermost_frame || n->last_beyond || outermost_frame < rsp ||
         outermost_frame - rsp >= REC_NATIVE_STACK_BYTES)
@@ -375,11 +380,11 @@ int rec_native_regs(rec_native *n)
     return n->have_regs ? 0 : -1;
 }
 
-size_t rec_native_rider(void *ctx, uint64_t outermost_frame, struct iovec *local,
+size_t rec_native_rider(void *ctx, uint64_t outermost_frame, int early, struct iovec *local,
                         struct iovec *remote)
 {
     rec_native *n = ctx;
-    if (!n->have_regs)
+    if (!n->have_regs || (early && !to_base(n, n->regs.rsp)))
         return 0;
     size_t len = copy_size(n, n->regs.rsp, outermost_frame);
     *local = (struct iovec){n->stack, len};
@@ -394,7 +399,7 @@ int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame)
     ssize_t got = ridden;
     if (got < 0) { /* it did not ride on the script read: a read of its own */
         struct iovec local, remote;
-        rec_native_rider(n, outermost_frame, &local, &remote);
+        rec_native_rider(n, outermost_frame, 0, &local, &remote);
         got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
     }
     n->have_regs = 0;
@@ -406,12 +411,15 @@ int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame)
 }
 
 /* The next message from the unwinder; its payload length, -1 when it is
- * gone, -2 when none is there yet (deadline 0: do not wait) or a stop
- * signal came first. */
-static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline)
+ * gone (or, final, the deadline passed), -2 when none is there yet
+ * (deadline 0: do not wait; or not final and the deadline passed) or a
+ * stop signal came first. */
+static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline, int final)
 {
     for (;;) {
         uint64_t now = rec_now_ns();
+        if (deadline && now >= deadline && !final)
+            return -2;
         if (deadline && now >= deadline) {
             give_up(n, "the unwinder did not answer within 3 s");
             return -1;
@@ -629,18 +637,21 @@ static ssize_t take_result(rec_native *n, const rec_unwind_head *h, size_t len,
 }
 
 ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks,
-                           int wait)
+                           uint64_t wait_until_ns)
 {
     *marks = 0;
     if (n->sock < 0 || !n->outstanding)
         return -1;
-    /* Waiting, the answer has ANSWER_MS from when it was asked for. */
-    uint64_t deadline = wait ? n->asked_ns + (uint64_t)ANSWER_MS * 1000000ULL : 0;
+    /* The answer has ANSWER_MS from when it was asked for: waiting that
+     * long in vain gives the unwinder up. */
+    uint64_t answer_by = n->asked_ns + (uint64_t)ANSWER_MS * 1000000ULL;
+    int final = wait_until_ns >= answer_by;
+    uint64_t deadline = final ? answer_by : wait_until_ns;
     for (;;) {
         rec_unwind_head h;
-        ssize_t len = receive(n, &h, deadline);
+        ssize_t len = receive(n, &h, deadline, final);
         if (len == -2)
-            return wait ? -1 : REC_NATIVE_NOT_YET;
+            return final ? -1 : REC_NATIVE_NOT_YET;
         if (len < 0)
             return -1;
         int added = h.type == UW_NAME       ? add_name(n, &h, (size_t)len)

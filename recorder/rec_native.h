@@ -80,11 +80,12 @@ int rec_native_regs(rec_native *n);
 int rec_native_copy(const rec_native *n, const struct user_regs_struct **regs,
                     const uint8_t **stack, size_t *len);
 
-/* A rec_sampler_rider (ctx: n): the stack copy, riding on the sampler's
- * last read. outermost_frame is the outermost script frame's Frame on 8.1+,
- * else 0: with it the copy ends a little above that Frame rather than
- * REC_NATIVE_STACK_BYTES up. */
-size_t rec_native_rider(void *ctx, uint64_t outermost_frame, struct iovec *local,
+/* A rec_sampler_rider (ctx: n): the stack copy. Early (on the sampler's
+ * first read) once the stack's base is known, the copy ending there; else
+ * on its last read, where outermost_frame is the outermost script frame's
+ * Frame on 8.1+, else 0: with it the copy ends a little above that Frame
+ * rather than REC_NATIVE_STACK_BYTES up. */
+size_t rec_native_rider(void *ctx, uint64_t outermost_frame, int early, struct iovec *local,
                         struct iovec *remote);
 
 /* Still in the window, after the script frames were read: the stack copy
@@ -102,17 +103,19 @@ int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame);
 int rec_native_submit(rec_native *n);
 
 enum { REC_NATIVE_NOT_YET = -2 };
+/* rec_native_collect's wait: for as long as the unwinder has to answer. */
+#define REC_NATIVE_WAIT UINT64_MAX
 
 /* The answer to the oldest submitted capture: its frames, OUTERMOST first,
  * as location ids with their interpreter-entry flag (rec_mixed_is_entry).
  * *marks: REC_NATIVE_TRUNCATED when the unwind ran off the copy before the
  * outermost frame; REC_NATIVE_ON_FIBER when the stack is a Spicy fiber's
  * (the frames then start at the fiber's entry). Returns the count (0: the
- * unwind found nothing), REC_NATIVE_NOT_YET when it is not there and wait
- * is 0, -1 when the unwinder is gone or took 3 s (rec_native_broken says
- * why). */
+ * unwind found nothing), REC_NATIVE_NOT_YET when it is not there by
+ * wait_until_ns (0: now), -1 when the unwinder is gone or took 3 s
+ * (rec_native_broken says why; REC_NATIVE_WAIT waits that long). */
 ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, unsigned *marks,
-                           int wait);
+                           uint64_t wait_until_ns);
 
 /* The (mangled) name of a location's symbol id:
  * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module

@@ -136,11 +136,11 @@ static const zs_frame *mix_native(session *s, slot *sl, const pending_sample *p,
 /* Drops the answers to unwinds whose samples went without them (counted in
  * nunwinds until then: they are still the unwinder's); 1 when one is not
  * back yet (the head's answer comes after it). */
-static int drain_dropped(slot *sl, rec_mixed_native *scratch, int wait)
+static int drain_dropped(slot *sl, rec_mixed_native *scratch, uint64_t wait_until)
 {
     while (sl->unwinds_dropped) {
         unsigned marks;
-        if (rec_native_collect(sl->native, scratch, REC_NATIVE_MAX_FRAMES, &marks, wait) ==
+        if (rec_native_collect(sl->native, scratch, REC_NATIVE_MAX_FRAMES, &marks, wait_until) ==
             REC_NATIVE_NOT_YET)
             return 1;
         sl->unwinds_dropped--;
@@ -149,12 +149,13 @@ static int drain_dropped(slot *sl, rec_mixed_native *scratch, int wait)
     return 0;
 }
 
-/* Writes one sample of the ring's head; 1 when its unwind is not back yet
- * and the sample was taken at or after give_up_ns: an older one goes
- * without native frames (counted), so that a frame cut or a full ring
- * never waits for an unwinder that is slow (still reading the modules'
- * tables at the start, or short of a core). */
-static int write_head(session *s, slot *sl, int wait, uint64_t give_up_ns, zs_error *err)
+/* Writes one sample of the ring's head, its unwind waited for until
+ * wait_until (rec_native_collect); 1 when that is not back yet and the
+ * sample was taken at or after give_up_ns: an older one goes without
+ * native frames (counted), so that a frame cut or a full ring never waits
+ * long for an unwinder that is slow (still reading the modules' tables at
+ * the start, or short of a core) or stalled. */
+static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_up_ns, zs_error *err)
 {
     pending_sample *p = &sl->pending[sl->pending_head];
     int rc = 0;
@@ -164,9 +165,10 @@ static int write_head(session *s, slot *sl, int wait, uint64_t give_up_ns, zs_er
             rec_slot_mark_gone(s, sl);
     } else if (p->unwound) {
         unsigned marks = 0;
-        ssize_t m = drain_dropped(sl, s->natives, wait)
+        ssize_t m = drain_dropped(sl, s->natives, wait_until)
                         ? REC_NATIVE_NOT_YET
-                        : rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait);
+                        : rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks,
+                                             wait_until);
         if (m == REC_NATIVE_NOT_YET && p->ticks.last_ns >= give_up_ns)
             return 1;
         if (m == REC_NATIVE_NOT_YET) {
@@ -246,18 +248,25 @@ static slot *oldest_head(const session *s, int *any_full)
 
 int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
 {
-    for (size_t i = 0; i < s->nslots; i++)
+    for (size_t i = 0; i < s->nslots; i++) {
         submit_capture(s, s->slots[i]);
+        /* Not only before a head that waits: the unwinds out (nunwinds)
+         * count them, and new samples go without while that is full. */
+        drain_dropped(s->slots[i], s->natives, 0);
+    }
     /* In tick order across the targets: the recording's clock only goes
      * forward (a sample written after a later one would be moved to its
      * time). So a sample waiting for its unwind holds back the later ones
-     * of every target, until it is older than give_up_ns or a ring is full
-     * (then it goes without), or until its answer when its target is gone
-     * (its slot is to be freed) or this is the end. */
+     * of every target, until it is older than give_up_ns, or until its
+     * answer when its target is gone (its slot is to be freed) or this is
+     * the end. A full ring waits for it, but not past REC_UNWIND_LATE_NS
+     * after its tick: then it goes without. */
     int any_full;
     slot *sl;
     while ((sl = oldest_head(s, &any_full))) {
-        int rc = write_head(s, sl, wait || sl->gone, any_full ? UINT64_MAX : give_up_ns, err);
+        uint64_t tick = sl->pending[sl->pending_head].ticks.last_ns;
+        uint64_t until = wait || sl->gone ? REC_NATIVE_WAIT : any_full ? tick + REC_UNWIND_LATE_NS : 0;
+        int rc = write_head(s, sl, until, any_full ? UINT64_MAX : give_up_ns, err);
         if (rc < 0)
             return -1;
         if (rc > 0)

@@ -176,12 +176,17 @@ static rec_read_result read_arrays(rec_sampler *s)
     const size_t ci_size = (size_t)l->callinfo_size;
     const int second = s->frame_stack != 0;
     const rec_read_result bad = rec_sampler_bad(s);
-    struct iovec local[5], remote[5];
+    struct iovec local[6], remote[6]; /* first_call's, and the rider last */
     size_t headers, spec_ci, spec_fs;
     size_t k = first_call(s, local, remote, &headers, &spec_ci, &spec_fs);
-    ssize_t got = readv_counted(s, local, remote, k);
+    /* Last, where a partial read (a speculative array gone) cuts only it. */
+    size_t needed = rec_iov_total(local, k);
+    int rides = s->rider && s->rider(s->rider_ctx, 0, 1, &local[k], &remote[k]) > 0;
+    ssize_t got = readv_counted(s, local, remote, k + (size_t)rides);
     if (got < (ssize_t)rec_iov_total(local, headers))
         return REC_READ_FAILED;
+    if (rides && got >= (ssize_t)needed)
+        s->rider_got = got - (ssize_t)needed;
     int64_t n = entries(&s->cs, ci_size), nfs = second ? entries(&s->fs, 8) : 0;
     if (n < 0 || nfs < 0)
         return bad;

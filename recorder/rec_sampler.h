@@ -26,14 +26,16 @@ double rec_sampler_network_time(const rec_sampler *s);
  * kernel's walk of the target's page tables is warm inside the window. */
 void rec_sampler_warm(rec_sampler *s);
 
-/* A region another part of the window wants copied (--native: the stack),
- * asked for once the CallInfo array is in: given the outermost Frame's
- * address (0: none), it fills one iovec pair and returns its length, 0 for
- * nothing. It rides as the last iovec of the model's last call (the
- * models whose Frames are on the stack), sparing the window a
- * process_vm_readv of its own. */
-typedef size_t (*rec_sampler_rider)(void *ctx, uint64_t outermost_frame, struct iovec *local,
-                                    struct iovec *remote);
+/* A region another part of the window wants copied (--native: the stack):
+ * it fills one iovec pair and returns its length, 0 for nothing. Asked
+ * first with early set, for the window's first read (every sample has
+ * one, a sample outside scripts nothing else): it rides there when its
+ * extent is known already. Else it is asked again once the CallInfo array
+ * is in, given the outermost Frame's address (0: none), and rides as the
+ * last iovec of the model's last call (the models whose Frames are on the
+ * stack). Riding spares the window a process_vm_readv of its own. */
+typedef size_t (*rec_sampler_rider)(void *ctx, uint64_t outermost_frame, int early,
+                                    struct iovec *local, struct iovec *remote);
 void rec_sampler_set_rider(rec_sampler *s, rec_sampler_rider fn, void *ctx);
 /* The bytes the rider got in the last read (a partial read where the
  * region ends on an unmapped page), -1 when it did not ride. */

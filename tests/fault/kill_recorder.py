@@ -32,7 +32,7 @@ WITHIN_S = 0.1          # the target must be untouched this soon after the kill
 LOSS_LIMIT_S = 1.0      # the recording flushes a zstd frame every second
 SLACK_S = 0.3           # plus scheduling slack
 SLACK_FRACTION = 0.05   # plus skipped ticks on a busy 2-core machine
-UNWIND_LATE_S = 0.3     # recorder/rec_constants.h: REC_UNWIND_LATE_AT_CUT_NS
+UNWIND_LATE_S = 0.3     # recorder/rec_constants.h: REC_UNWIND_LATE_NS
 
 
 def children(pid):
