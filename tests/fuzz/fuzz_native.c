@@ -491,12 +491,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         for (size_t i = 0; i < handed; i++) {
             unsigned marks = ~0u;
-            ssize_t got = rec_native_collect(n, frames, max, &marks, 1);
+            ssize_t got = rec_native_collect(n, frames, max, &marks, REC_NATIVE_WAIT);
             answer a;
             int exists = find_answer(collected, &a);
             if (got < 0) {
                 check(got == -1 && rec_native_broken(n) != NULL, "a refused answer says why");
-                check(rec_native_submit(n) == -1 && rec_native_collect(n, frames, max, &marks, 1) == -1,
+                check(rec_native_submit(n) == -1 && rec_native_collect(n, frames, max, &marks, REC_NATIVE_WAIT) == -1,
                       "a refused unwinder stays given up");
                 refused_at = collected;
                 answer_free(&a);
