@@ -340,6 +340,13 @@ void rec_native_free(rec_native *n)
     free(n);
 }
 
+/* Whether the copy from rsp ends at the stack's known base: a stack that is
+ * not a fiber's, within REC_NATIVE_STACK_MAX of it. */
+static int to_base(const rec_native *n, uint64_t rsp)
+{
+    return n->stack_base > rsp && n->stack_base - rsp <= REC_NATIVE_STACK_MAX - REC_NATIVE_STACK_PAGE;
+}
+
 /* How much stack to copy from rsp. Once an unwind has reached the thread's
  * entry (_start) without running out of copy, the stack's base is known: the
  * main thread's outermost frame never moves, so the copy ends there, at the
@@ -352,15 +359,10 @@ void rec_native_free(rec_native *n)
  * Frame, within [REC_NATIVE_STACK_MIN, REC_NATIVE_STACK_BYTES]. Without
  * either (older models, no script running), or when the last unwind needed
  * more stack than it was given, REC_NATIVE_STACK_BYTES. */
-static int to_base(const rec_native *n, uint64_t rsp)
-{
-    return n->stack_base > rsp && n->stack_base - rsp <= REC_NATIVE_STACK_MAX - REC_NATIVE_STACK_PAGE;
-}
-
 static size_t copy_size(const rec_native *n, uint64_t rsp, uint64_t outermost_frame)
 {
     const uint64_t page = REC_NATIVE_STACK_PAGE;
-    if (to_base(n, rsp)) /* not a fiber's */
+    if (to_base(n, rsp))
         return (size_t)(((n->stack_base + page - 1) & ~(page - 1)) - rsp);
     if (!outermost_frame || n->last_beyond || outermost_frame < rsp ||
         outermost_frame - rsp >= REC_NATIVE_STACK_BYTES)
