@@ -300,14 +300,15 @@ def test_container(env):
     # A stack that did not match its script frames (caught between a call's
     # activation and its push: the budget is under 1 %) keeps its script
     # frames and the native leaf, and is counted; every other one runs from
-    # the thread's entry.
+    # the thread's entry. Each such stack comes from a sample counted so;
+    # its folded count may be higher (ticks a late stop owed are credited
+    # to it).
     total, mismatched = int(unwound.group(1)), int(unwound.group(3))
     folded = run([env.convert, "--no-cache", "-f", "folded", "-o", "-", native]).stdout.splitlines()
     loose = [ln for ln in folded if not ln.startswith("_start;")]
-    loose_samples = sum(int(ln.rsplit(" ", 1)[1]) for ln in loose)
-    if loose_samples > mismatched or mismatched > max(1, total // 100):
-        fail("native stacks of a namespaced zeek not rooted at _start: %d samples (%d reported as not "
-             "matching their script frames, of %d): %s" % (loose_samples, mismatched, total, loose))
+    if len(loose) > mismatched or mismatched > max(1, total // 100):
+        fail("native stacks of a namespaced zeek not rooted at _start: %d (%d reported as not "
+             "matching their script frames, of %d): %s" % (len(loose), mismatched, total, loose))
     print("  native frames (the default): %d stacks unwound, none failed, all rooted at _start but "
           "%d not matching their script frames" % (total, mismatched))
     ns.wait(timeout=30)
