@@ -117,6 +117,15 @@ def start_target(env, gen="8.0", seconds=60, extra=(), stdout=subprocess.DEVNULL
     return p
 
 
+def children(pid):
+    """pid's child processes (its main thread's), [] once it is gone."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
 def wait_for_file(path, proc, timeout=15.0):
     """Waits until the recorder's output holds its first frame (header
     flushed right before sampling starts); returns the monotonic time."""

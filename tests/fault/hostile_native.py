@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import Env, Result, run, stop  # noqa: E402
+from faultlib import Env, Result, children, run, stop  # noqa: E402
 
 RATE, SECONDS = 200, 3
 
@@ -76,14 +76,6 @@ def record(env, res, label, target, out, extra_env=None, watch=None):
     m = re.search(r"wrote .*?: (\d+) samples", err)
     written = int(m.group(1)) if m else 0
     return err, RATE * SECONDS, written, p.returncode, seen
-
-
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
 
 
 def status(pid):

@@ -26,20 +26,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import Env, Result, convert_summary, start_target, stop, untouched, wait_for_file, wait_untouched  # noqa: E402
+from faultlib import (Env, Result, children, convert_summary, start_target, stop, untouched,  # noqa: E402
+                      wait_for_file, wait_untouched)
 
 WITHIN_S = 0.1          # the target must be untouched this soon after the kill
 LOSS_LIMIT_S = 1.0      # the recording flushes a zstd frame every second
 SLACK_S = 0.3           # plus scheduling slack
 SLACK_FRACTION = 0.05   # plus skipped ticks on a busy 2-core machine
 UNWIND_LATE_S = 0.3     # recorder/rec_constants.h: REC_UNWIND_LATE_NS
-
-
-def children(pid):
-    try:
-        return [int(c) for c in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]
-    except OSError:
-        return []
 
 
 def stop_unwinder(rp, not_pid, timeout=2.0):

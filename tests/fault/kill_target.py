@@ -18,16 +18,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import Env, Result, convert_summary, start_target, stop, wait_for_file  # noqa: E402
+from faultlib import Env, Result, children, convert_summary, start_target, stop, wait_for_file  # noqa: E402
 
 FINISH_WITHIN_S = 5.0
-
-
-def children(pid):
-    try:
-        return [int(c) for c in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]
-    except OSError:
-        return []
 
 
 def alive(pid):
