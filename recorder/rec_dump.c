@@ -7,27 +7,25 @@
 
 #include "rec_clock.h"
 #include "rec_memory.h"
-#include "rec_native.h"
+#include "rec_model.h"
 #include "rec_ptrace.h"
 #include "rec_sampler.h"
 #include "rec_zam.h"
 #include "zs_resolver.h"
 
 
-/* Stops the target once and copies its stack (and, for -O ZAM, copy: its
- * registers and native stack); it runs untraced again before this returns,
- * whatever happened. */
-static int take_one(const rec_target *t, rec_sampler *s, rec_native *copy, zs_error *err)
+/* Stops the target once and fills raw (for -O ZAM with its registers and
+ * native stack); it runs untraced again before this returns, whatever
+ * happened. */
+static int take_one(const rec_target *t, rec_sampler *s, rec_raw_sample *raw, zs_error *err)
 {
     rec_tracee tr;
     if (rec_ptrace_seize(&tr, t->pid, 0, err))
         return -1;
     rec_ptrace_interrupt(&tr, rec_now_ns());
     int stopped = rec_ptrace_await_stop(&tr, rec_now_ns() + REC_STOP_DEADLINE_NS, 1);
-    int regs = stopped > 0 && copy && rec_native_regs(copy) == 0;
-    rec_read_result res = stopped > 0 ? rec_sampler_read(s) : REC_READ_FAILED;
-    if (regs)
-        rec_native_capture(copy, -1, rec_sampler_outermost_frame(s));
+    rec_stack_plan unknown = {0};
+    rec_read_result res = stopped > 0 ? rec_sampler_take(s, raw, &unknown) : REC_READ_FAILED;
     rec_tracee *one = &tr;
     rec_ptrace_release(&one, 1, rec_now_ns() + REC_STOP_DEADLINE_NS);
     if (stopped == 0)
@@ -59,25 +57,26 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
     rec_target t;
     if (rec_target_open(pid, choice, NULL, &t, err) || rec_target_check(&t, NULL, err))
         return -1;
-    rec_sampler *s = rec_sampler_new(&t, ZS_MAX_FRAMES, 0);
+    rec_sampler *s = rec_sampler_new(&t, 0);
+    rec_raw_sample raw = {0};
     zs_frame *frames = calloc(ZS_MAX_FRAMES, sizeof *frames);
     uint64_t *addrs = calloc(ZS_MAX_FRAMES, sizeof *addrs);
     rec_zam *zam = rec_zam_new(pid, &t.layout, &t.zam);
     zs_frame *opened_frames = zam ? calloc(ZS_MAX_FRAMES, sizeof *opened_frames) : NULL;
-    rec_native *copy = zam ? rec_native_copier(pid) : NULL;
     int rc = -1;
-    if (!s || !frames || !addrs || (zam && !copy)) {
+    if (!s || !frames || !addrs || rec_raw_sample_init(&raw, &t.layout, ZS_MAX_FRAMES, zam != NULL)) {
         zs_fail(err, ZS_E_NOMEM, "dump");
         goto out;
     }
-    if (take_one(&t, s, copy, err))
+    if (take_one(&t, s, &raw, err))
         goto out;
     int cut;
-    size_t n = rec_sampler_frames(s, frames, &cut);
-    rec_zam_copy c;
-    if (zam && !rec_native_copy(copy, &c.regs, &c.stack, &c.len)) {
+    size_t n = rec_model_frames(&t.layout, &raw, frames, &cut);
+    if (zam && raw.native.taken && raw.native.stack_len) {
+        rec_zam_copy c = {&raw.native.regs, raw.native.stack, raw.native.stack_len};
         rec_zam_found found;
-        rec_zam_collect(zam, frames, rec_sampler_frame_addrs(s, addrs) ? addrs : NULL, n, &c, &found);
+        rec_zam_collect(zam, frames, rec_model_frame_addrs(&t.layout, &raw, addrs) ? addrs : NULL,
+                        n, &c, &found);
         rec_zam_choose(&found, 0, frames);
     }
     /* Functions ZAM inlined into inlined ones, opened up (Zeek 7.2 on):
@@ -93,7 +92,7 @@ int rec_dump(pid_t pid, const rec_layout_choice *choice, FILE *out, zs_error *er
         n = opened;
     }
     fprintf(out, "pid %d: Zeek %s, %s; ", (int)pid, t.zeek_version, t.exe);
-    print_network_time(out, rec_sampler_network_time(s));
+    print_network_time(out, raw.network_time);
     fputc('\n', out);
     if (n == 0)
         fprintf(out, "no script frame: zeek is running native code (empty call stack)\n");
@@ -130,7 +129,7 @@ out:
     free(frames);
     free(opened_frames);
     free(addrs);
-    rec_native_free(copy);
+    rec_raw_sample_free(&raw);
     rec_zam_free(zam);
     rec_sampler_free(s);
     return rc;

@@ -24,21 +24,35 @@ static slot *find_slot(const session *s, pid_t pid)
 
 static tick_span one_tick(uint64_t tick_ns) { return (tick_span){tick_ns, 0, tick_ns}; }
 
-/* The target is in the stop its interrupt asked for: read, resume at once,
- * keep what was read. */
+/* Takes a sample of a target that runs (nonblocking) or is held by job
+ * control, script frames only, and keeps it. */
+static void take_running(session *s, slot *sl, uint64_t tick_ns)
+{
+    rec_sampler_take(sl->sampler, &sl->raw, NULL);
+    rec_pending_keep(s, sl, 0, one_tick(tick_ns));
+}
+
+/* --native (or ZAM's copy): the registers and stack are asked for, sized
+ * by what the unwinds said so far; NULL when not. A capture still waiting
+ * to go to the unwinder (housekeeping has not run since: another target
+ * slow to stop) is not overwritten: this sample goes without. */
+static const rec_stack_plan *stack_wanted(slot *sl, rec_stack_plan *plan)
+{
+    sl->capture_skipped = sl->native && sl->capture_unsent;
+    if (!sl->native || sl->capture_unsent)
+        return NULL;
+    rec_native_stack_plan(sl->native, plan);
+    return plan;
+}
+
+/* The target is in the stop its interrupt asked for: the window fills the
+ * capture record, the target resumes at once, the record is kept. */
 static void take(session *s, slot *sl)
 {
     uint64_t seen = rec_now_ns();
-    /* --native: the registers first, so that the stack copy can ride on
-     * the script frames' last read. A capture still waiting to go to the
-     * unwinder (housekeeping has not run since: another target slow to
-     * stop) is not overwritten: this sample goes without native frames. */
-    sl->capture_skipped = sl->native && sl->capture_unsent;
-    int regs = sl->native && !sl->capture_unsent && rec_native_regs(sl->native) == 0;
-    rec_read_result res = rec_sampler_read(sl->sampler);
-    sl->native_taken = regs && res == REC_READ_OK &&
-                       rec_native_capture(sl->native, rec_sampler_rider_got(sl->sampler),
-                                          rec_sampler_outermost_frame(sl->sampler)) == 0;
+    rec_stack_plan plan;
+    const rec_stack_plan *stack = stack_wanted(sl, &plan);
+    rec_sampler_take(sl->sampler, &sl->raw, stack);
     rec_ptrace_resume(&sl->tracee);
     uint64_t done = rec_now_ns(), asked = sl->tracee.interrupt_ns;
     /* Of the wait for the stop, the part the loop spent on housekeeping. */
@@ -55,7 +69,7 @@ static void take(session *s, slot *sl)
     if (done - seen > sl->held_max_ns)
         sl->held_max_ns = done - seen;
     sl->wanted = 0;
-    rec_pending_keep(s, sl, res, sl->ticks);
+    rec_pending_keep(s, sl, stack != NULL, sl->ticks);
 }
 
 /* Handles every state change that has arrived, from any target. */
@@ -146,7 +160,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
     }
     if (sl->tracee.job_stopped) {
         /* Held by job control: its stack cannot change, read it as it is. */
-        rec_pending_keep(s, sl, rec_sampler_read(sl->sampler), one_tick(tick_ns));
+        take_running(s, sl, tick_ns);
         return 0;
     }
 
@@ -165,7 +179,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
     } else {
         go_home(s);
     }
-    rec_sampler_warm(sl->sampler);
+    rec_sampler_warm(sl->sampler, &sl->raw);
     if (rec_ptrace_interrupt(&sl->tracee, rec_now_ns()))
         return 0; /* gone: its exit status is collected next */
     sl->wanted = 1;
@@ -204,7 +218,7 @@ static void tick(session *s, uint64_t tick_ns)
         if (!sl->active)
             continue;
         if (s->o->nonblocking) {
-            rec_pending_keep(s, sl, rec_sampler_read(sl->sampler), one_tick(tick_ns));
+            take_running(s, sl, tick_ns);
             continue;
         }
         elsewhere |= tick_blocking(s, sl, tick_ns, follow);
@@ -248,7 +262,7 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
         slot *sl = s->slots[i];
         if (sl->active)
             sl->pinned_cpu = rec_cpu_pinned(sl->target.pid); /* taskset may change it */
-        double nt = sl->sampler ? rec_sampler_network_time(sl->sampler) : 0;
+        double nt = sl->sampler ? sl->raw.network_time : 0;
         if (sl->active && nt != sl->last_nettime &&
             rec_output_nettime(s->out, t, sl->target.pid, nt, err))
             return -1;

@@ -9,3 +9,33 @@ const rec_model *rec_model_of(zs_model id)
             return models[i];
     return NULL;
 }
+
+size_t rec_model_frames(const zs_layout *l, const rec_raw_sample *r, zs_frame *out, int *cut)
+{
+    *cut = r->cut;
+    rec_model_of(l->model)->frames(l, r, out);
+    return r->n;
+}
+
+size_t rec_model_frame_addrs(const zs_layout *l, const rec_raw_sample *r, uint64_t *out)
+{
+    const rec_model *m = rec_model_of(l->model);
+    if (!m->frame_addr)
+        return 0;
+    for (size_t i = 0; i < r->n; i++)
+        out[i] = m->frame_addr(l, r, i);
+    return r->n;
+}
+
+uint64_t rec_model_outermost_frame(const zs_layout *l, const rec_raw_sample *r)
+{
+    const rec_model *m = rec_model_of(l->model);
+    return m->frame_addr && r->n ? m->frame_addr(l, r, 0) : 0;
+}
+
+size_t rec_model_frame_span(const zs_layout *l, int *lo)
+{
+    int hi = l->frame_function > l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
+    *lo = l->frame_function < l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
+    return (size_t)(hi - *lo) + 8;
+}

@@ -40,16 +40,9 @@ struct rec_native {
     pid_t child;
     int sock;           /* -1 once the unwinder is gone */
     const char *broken; /* why it is gone */
-    /* The window's copy. */
-    struct user_regs_struct regs;
-    int have_regs; /* taken in this window, the stack not yet */
-    uint8_t stack[REC_NATIVE_STACK_MAX];
-    size_t stack_len;
     asked_copy asked[REC_NATIVE_ASKED]; /* a ring, the oldest at asked_head */
     unsigned asked_head;
-    int last_beyond;             /* the last answer needed more stack */
-    uint64_t stack_base;         /* above the outermost frame of whole unwinds (0: none yet) */
-    uint64_t copies, copied;     /* stack copies and their bytes */
+    rec_stack_plan plan; /* what the answers say of the stack */
     /* Symbols by id, as the unwinder named them. */
     char **names;
     uint8_t *entry;
@@ -292,7 +285,8 @@ rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err)
     n->sock = sv[0];
     /* Room for every unwind out (while the unwinder is still reading the
      * modules' tables, the first ones queue up). */
-    int room = REC_NATIVE_SOCKET_CAPTURES * (int)(sizeof n->regs + sizeof n->stack + 64);
+    int room = REC_NATIVE_SOCKET_CAPTURES *
+               (int)(sizeof(struct user_regs_struct) + REC_NATIVE_STACK_MAX + 64);
     if (setsockopt(n->sock, SOL_SOCKET, SO_SNDBUFFORCE, &room, sizeof room) != 0)
         setsockopt(n->sock, SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
     if (n->child < 0) {
@@ -340,77 +334,7 @@ void rec_native_free(rec_native *n)
     free(n);
 }
 
-/* Whether the copy from rsp ends at the stack's known base: a stack that is
- * not a fiber's, within REC_NATIVE_STACK_MAX of it. */
-static int to_base(const rec_native *n, uint64_t rsp)
-{
-    return n->stack_base > rsp && n->stack_base - rsp <= REC_NATIVE_STACK_MAX - REC_NATIVE_STACK_PAGE;
-}
-
-/* How much stack to copy from rsp. Once an unwind has reached the thread's
- * entry (_start) without running out of copy, the stack's base is known: the
- * main thread's outermost frame never moves, so the copy ends there, at the
- * end of its page (the pages touched are what a copy costs), up to
- * REC_NATIVE_STACK_MAX: whole stacks however deep (a real zeek's packet
- * analysis passed 16 KiB in 3 % of its samples), no more than they hold.
- * Before that, from 8.1 on, the outermost script frame's Frame lies in the
- * activation that runs it: the stack above it holds only the event loop's
- * few frames up to _start, so the copy ends REC_NATIVE_STACK_SLACK above that
- * Frame, within [REC_NATIVE_STACK_MIN, REC_NATIVE_STACK_BYTES]. Without
- * either (older models, no script running), or when the last unwind needed
- * more stack than it was given, REC_NATIVE_STACK_BYTES. */
-static size_t copy_size(const rec_native *n, uint64_t rsp, uint64_t outermost_frame)
-{
-    const uint64_t page = REC_NATIVE_STACK_PAGE;
-    if (to_base(n, rsp))
-        return (size_t)(((n->stack_base + page - 1) & ~(page - 1)) - rsp);
-    if (!outermost_frame || n->last_beyond || outermost_frame < rsp ||
-        outermost_frame - rsp >= REC_NATIVE_STACK_BYTES)
-        return REC_NATIVE_STACK_BYTES;
-    uint64_t end = (outermost_frame + REC_NATIVE_STACK_SLACK + page - 1) & ~(page - 1);
-    uint64_t len = end - rsp;
-    if (len < REC_NATIVE_STACK_MIN)
-        return REC_NATIVE_STACK_MIN;
-    return len > REC_NATIVE_STACK_BYTES ? REC_NATIVE_STACK_BYTES : (size_t)len;
-}
-
-int rec_native_regs(rec_native *n)
-{
-    struct iovec regs = {&n->regs, sizeof n->regs};
-    n->stack_len = 0;
-    n->have_regs = ptrace(PTRACE_GETREGSET, n->pid, NT_PRSTATUS, &regs) == 0;
-    return n->have_regs ? 0 : -1;
-}
-
-size_t rec_native_rider(void *ctx, uint64_t outermost_frame, int early, struct iovec *local,
-                        struct iovec *remote)
-{
-    rec_native *n = ctx;
-    if (!n->have_regs || (early && !to_base(n, n->regs.rsp)))
-        return 0;
-    size_t len = copy_size(n, n->regs.rsp, outermost_frame);
-    *local = (struct iovec){n->stack, len};
-    *remote = (struct iovec){(void *)(uintptr_t)n->regs.rsp, len};
-    return len;
-}
-
-int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame)
-{
-    if (!n->have_regs)
-        return -1;
-    ssize_t got = ridden;
-    if (got < 0) { /* it did not ride on the script read: a read of its own */
-        struct iovec local, remote;
-        rec_native_rider(n, outermost_frame, 0, &local, &remote);
-        got = process_vm_readv(n->pid, &local, 1, &remote, 1, 0);
-    }
-    n->have_regs = 0;
-    /* Near the top of the stack the copy is shorter: a partial read. */
-    n->stack_len = got > 0 ? (size_t)got : 0;
-    n->copies++;
-    n->copied += n->stack_len;
-    return 0;
-}
+void rec_native_stack_plan(const rec_native *n, rec_stack_plan *plan) { *plan = n->plan; }
 
 /* The next message from the unwinder; its payload length, -1 when it is
  * gone (or, final, the deadline passed), -2 when none is there yet
@@ -540,29 +464,18 @@ static int add_lines(rec_native *n, const rec_unwind_head *h, size_t len)
     return 0;
 }
 
-int rec_native_copy(const rec_native *n, const struct user_regs_struct **regs,
-                    const uint8_t **stack, size_t *len)
+int rec_native_submit(rec_native *n, const rec_raw_native *c)
 {
-    if (!n->stack_len)
-        return -1;
-    *regs = &n->regs;
-    *stack = n->stack;
-    *len = n->stack_len;
-    return 0;
-}
-
-int rec_native_submit(rec_native *n)
-{
-    if (n->sock < 0 || !n->stack_len)
+    if (n->sock < 0 || !c->taken || !c->stack_len)
         return -1;
     if (n->outstanding == REC_NATIVE_ASKED)
         return REC_NATIVE_NOT_YET;
-    int rc = send_parts(n, UW_UNWIND, (uint32_t)n->stack_len, &n->regs, sizeof n->regs, n->stack,
-                        n->stack_len, -1, 0);
+    int rc = send_parts(n, UW_UNWIND, (uint32_t)c->stack_len, &c->regs, sizeof c->regs, c->stack,
+                        c->stack_len, -1, 0);
     if (rc)
         return rc;
     n->asked[(n->asked_head + n->outstanding) % REC_NATIVE_ASKED] =
-        (asked_copy){n->regs.rsp, n->stack_len};
+        (asked_copy){c->regs.rsp, c->stack_len};
     if (!n->outstanding++)
         n->asked_ns = rec_now_ns();
     return 0;
@@ -615,14 +528,14 @@ static ssize_t take_result(rec_native *n, const rec_unwind_head *h, size_t len,
     }
     uint32_t flags = ids[0];
     *marks = 0;
-    n->last_beyond = (flags & UW_BEYOND_COPY) != 0;
+    n->plan.last_beyond = (flags & UW_BEYOND_COPY) != 0;
     /* A whole unwind: its outermost frame is the thread's entry, the base
      * of every later stack (a fiber's stack or a module list out of date
      * says nothing of it). */
     if (h->arg && !(flags & (UW_BEYOND_COPY | UW_ON_FIBER | UW_OUTSIDE_MODULES))) {
         uint64_t base = sps[h->arg - 1] + REC_NATIVE_STACK_BASE_SLACK;
-        if (base > n->stack_base && base - c.rsp <= REC_NATIVE_STACK_MAX)
-            n->stack_base = base;
+        if (base > n->plan.base && base - c.rsp <= REC_NATIVE_STACK_MAX)
+            n->plan.base = base;
     }
     if (flags & UW_BEYOND_COPY) {
         *marks |= REC_NATIVE_TRUNCATED;
@@ -707,11 +620,6 @@ uint64_t rec_native_truncated(const rec_native *n) { return n->truncated; }
 
 uint64_t rec_native_general(const rec_native *n) { return n->general; }
 
-uint64_t rec_native_copied(const rec_native *n, uint64_t *copies)
-{
-    *copies = n->copies;
-    return n->copied;
-}
 
 int rec_native_describe(const rec_native *n, uint64_t id, rec_out_location *out, zs_module *module)
 {

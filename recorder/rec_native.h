@@ -17,16 +17,10 @@
 
 #include "rec_mixed.h"
 #include "rec_output.h"
+#include "rec_raw_sample.h"
 #include "zs_error.h"
 
 enum {
-    REC_NATIVE_STACK_BYTES = 16 << 10, /* copied from the stack pointer up, before the
-                                          stack's base is known */
-    REC_NATIVE_STACK_MAX = 64 << 10,   /* to the stack's base, at most */
-    REC_NATIVE_STACK_BASE_SLACK = 256, /* the base: this far above the outermost frame */
-    REC_NATIVE_STACK_MIN = 4 << 10,    /* 8.1+: sized from the outermost Frame, at least */
-    REC_NATIVE_STACK_SLACK = 2 << 10,  /* and this far above it (rec_native_capture) */
-    REC_NATIVE_STACK_PAGE = 4 << 10,
     REC_NATIVE_MAX_FRAMES = 256,
     /* Location (and symbol) ids of the markers, in no module: */
     REC_NATIVE_TRUNCATED_ID = 0, /* "[truncated]": a stack deeper than the copy */
@@ -71,36 +65,15 @@ rec_native *rec_native_copier(pid_t pid);
 int rec_native_is_copier(const rec_native *n);
 
 
-/* In the stop window, before the script frames are read: the registers.
- * 0, or -1 when they could not be taken (the sample then has no native
- * frames). */
-int rec_native_regs(rec_native *n);
-/* The registers and stack of the last capture, until it is submitted;
- * -1 when there is none. */
-int rec_native_copy(const rec_native *n, const struct user_regs_struct **regs,
-                    const uint8_t **stack, size_t *len);
-
-/* A rec_sampler_rider (ctx: n): the stack copy. Early (on the sampler's
- * first read) once the stack's base is known, the copy ending there; else
- * on its last read, where outermost_frame is the outermost script frame's
- * Frame on 8.1+, else 0: with it the copy ends a little above that Frame
- * rather than REC_NATIVE_STACK_BYTES up. */
-size_t rec_native_rider(void *ctx, uint64_t outermost_frame, int early, struct iovec *local,
-                        struct iovec *remote);
-
-/* Still in the window, after the script frames were read: the stack copy
- * done. ridden is what the rider got (rec_sampler_rider_got); when it did
- * not ride (-1: no script frame to read, older models) the stack is read
- * here, sized the same way from outermost_frame. 0, or -1 without
- * registers. */
-int rec_native_capture(rec_native *n, ssize_t ridden, uint64_t outermost_frame);
+/* What the unwinds so far say of the stack, for sizing the next copy. */
+void rec_native_stack_plan(const rec_native *n, rec_stack_plan *plan);
 
 /* After the target resumed: hands the capture to the unwinder, which works
  * on it while the recorder goes on sampling (an unwind that delayed the next
  * tick would sample the moments after each sample late, and so unevenly).
  * 0; -2 when the unwinder is behind (this sample goes without); -1 when
  * it is gone. */
-int rec_native_submit(rec_native *n);
+int rec_native_submit(rec_native *n, const rec_raw_native *copy);
 
 enum { REC_NATIVE_NOT_YET = -2 };
 /* rec_native_collect's wait: for as long as the unwinder has to answer. */
@@ -149,7 +122,5 @@ uint64_t rec_native_truncated(const rec_native *n);
  * report. */
 uint64_t rec_native_general(const rec_native *n);
 
-/* Bytes of stack copied in all, and in how many copies. */
-uint64_t rec_native_copied(const rec_native *n, uint64_t *copies);
 
 #endif

@@ -71,8 +71,9 @@ static int name_marker(session *s, slot *sl, int64_t *id, zs_error *err)
  * unwinder that may be its innermost ZAM body's instruction. */
 static void collect_zam(slot *sl, pending_sample *p)
 {
-    rec_zam_copy copy;
-    if (sl->zam && !rec_native_copy(sl->native, &copy.regs, &copy.stack, &copy.len))
+    const rec_raw_native *c = &sl->raw.native;
+    rec_zam_copy copy = {&c->regs, c->stack, c->stack_len};
+    if (sl->zam && c->taken && c->stack_len)
         rec_zam_collect(sl->zam, p->frames, p->addrs, p->nscript, &copy, &p->zam);
 }
 
@@ -209,7 +210,7 @@ static void submit_capture(session *s, slot *sl)
         choose_zam(s, sl, &sl->pending[sl->unsent_at], 0);
         return;
     }
-    int rc = rec_native_submit(sl->native);
+    int rc = rec_native_submit(sl->native, &sl->raw.native);
     if (rc == 0)
         return;
     pending_sample *p = &sl->pending[sl->unsent_at];
@@ -275,15 +276,18 @@ int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
     return 0;
 }
 
-void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks)
+void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks)
 {
+    const rec_raw_sample *raw = &sl->raw;
+    rec_read_result res = raw->result;
+    int captured = with_stack && raw->native.taken;
+    sl->reads += raw->reads;
+    sl->stack_copies += captured;
+    sl->stack_copied += captured ? raw->native.stack_len : 0;
     if (res == REC_READ_TORN) {
         s->stats.torn++;
-        sl->native_taken = 0;
         return;
     }
-    int captured = sl->native_taken;
-    sl->native_taken = 0;
     if (sl->npending == REC_PENDING_SAMPLES) { /* the ring full: the writing is behind */
         s->stats.skipped += 1 + ticks.owed;
         return;
@@ -298,10 +302,11 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
         return;
     }
     int cut;
-    size_t nscript = rec_sampler_frames(sl->sampler, s->frames, &cut);
+    const zs_layout *l = &sl->target.layout;
+    size_t nscript = rec_model_frames(l, raw, s->frames, &cut);
     /* 8.1+ with --native: the Frames' addresses too, placing each script
      * frame by address. */
-    size_t naddrs = captured ? rec_sampler_frame_addrs(sl->sampler, s->frame_addrs) : 0;
+    size_t naddrs = captured ? rec_model_frame_addrs(l, raw, s->frame_addrs) : 0;
     int by_address = naddrs == nscript && nscript > 0;
     zs_frame *copy = malloc((nscript ? nscript : 1) * (sizeof *copy + 8));
     if (!copy) {

@@ -1,10 +1,12 @@
 #include "rec_ptrace.h"
 #include "rec_constants.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -190,4 +192,10 @@ size_t rec_ptrace_release(rec_tracee *const *t, size_t n, uint64_t deadline_ns)
             stuck++;
     }
     return stuck;
+}
+
+int rec_ptrace_regs(pid_t pid, struct user_regs_struct *regs)
+{
+    struct iovec v = {regs, sizeof *regs};
+    return ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS, &v) == 0 ? 0 : -1;
 }

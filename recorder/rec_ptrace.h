@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "zs_error.h"
 
@@ -70,5 +71,8 @@ int rec_ptrace_wait_exec(rec_tracee *t, uint64_t deadline_ns, zs_error *err);
  * deadline_ns. Returns how many did not stop in time; those are released
  * by the kernel when the recorder exits, which it must then do. */
 size_t rec_ptrace_release(rec_tracee *const *t, size_t n, uint64_t deadline_ns);
+
+/* The user registers of a stopped tracee: 0, or -1. */
+int rec_ptrace_regs(pid_t pid, struct user_regs_struct *regs);
 
 #endif

@@ -46,7 +46,7 @@ void rec_report_end(const session *s)
     uint64_t bytes = rec_output_bytes(s->out), calls = s->gone_reads, written = st->samples + st->credited;
     unsigned parts = rec_output_parts(s->out);
     for (size_t i = 0; i < s->nslots; i++)
-        calls += s->slots[i]->sampler ? rec_sampler_calls(s->slots[i]->sampler) : 0;
+        calls += s->slots[i]->reads;
     if (parts > 1)
         rec_say(s, "wrote %u parts, the last %s: %" PRIu64 " samples in %.1f s, %.1f KiB (%.2f B/sample)",
             parts, rec_output_path(s->out), written, secs, bytes / 1024.0,
@@ -111,11 +111,10 @@ void rec_report_end(const session *s)
         uint64_t copies = s->gone_copies, copied = s->gone_copied;
         for (size_t i = 0; i < s->nslots; i++) {
             const rec_native *n = s->slots[i]->native;
-            uint64_t c = 0;
             truncated += n ? rec_native_truncated(n) : 0;
             general += n ? rec_native_general(n) : 0;
-            copied += n ? rec_native_copied(n, &c) : 0;
-            copies += c;
+            copied += s->slots[i]->stack_copied;
+            copies += s->slots[i]->stack_copies;
         }
         rec_say(s, "native frames: %" PRIu64 " stacks unwound; %" PRIu64 " unwinds failed, %" PRIu64
             " did not match the script frames (kept as script frames and the native leaf), %" PRIu64

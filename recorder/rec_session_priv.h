@@ -14,6 +14,7 @@
 #include "rec_constants.h"
 #include "rec_discover.h"
 #include "rec_mixed.h"
+#include "rec_model.h"
 #include "rec_native.h"
 #include "rec_zam.h"
 #include "rec_output.h"
@@ -82,10 +83,10 @@ typedef struct slot {
     rec_target target;
     rec_tracee tracee;
     rec_sampler *sampler;
+    rec_raw_sample raw;  /* the last window's capture record */
     rec_native *native;  /* --native: its unwinder, or NULL */
     rec_zam *zam;        /* with native frames, a zeek with ZAM bodies: their instructions */
-    int native_taken;    /* registers and stack copied in this sample's window */
-    int capture_unsent;  /* ... and not handed to the unwinder yet (pending[unsent_at]) */
+    int capture_unsent;  /* raw.native not handed to the unwinder yet (pending[unsent_at]) */
     int capture_skipped; /* this sample's not taken: the last one was still unsent */
     unsigned unsent_at;
     int said_native_broken;
@@ -104,6 +105,7 @@ typedef struct slot {
     int warned_late;
     int pinned_cpu;      /* the one CPU it may run on, or -1; checked each second */
     uint64_t taken, credited; /* per process, for the end report */
+    uint64_t reads, stack_copies, stack_copied; /* process_vm_readv calls; stack copies, bytes */
     uint64_t stop_max_ns, held_max_ns; /* its longest stop, and longest part (c) */
     uint64_t elsewhere_ns, elsewhere_samples; /* its stops' part (b) */
     uint64_t inspect_ns;      /* --all: its inspection took this long */
@@ -180,9 +182,10 @@ int rec_slots_adopt(struct session *s, zs_error *err);
 int rec_loop_run(struct session *s, zs_error *err);
 
 /* rec_pending.c: the samples taken, on their way to the recording. */
-/* Keeps what was just read (called right after the target was resumed:
- * copies, nothing more). */
-void rec_pending_keep(struct session *s, slot *sl, rec_read_result res, tick_span ticks);
+/* Keeps what sl->raw holds (called right after the target was resumed:
+ * decodes and copies, nothing more); with_stack: its registers and stack
+ * were asked for in this window. */
+void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span ticks);
 /* Writes the targets' samples, oldest first across all of them: with wait,
  * all (waiting for their unwinds), else up to the first whose unwind is not
  * back and that was taken at or after give_up_ns (0: none given up; when a

@@ -28,6 +28,7 @@ slot *rec_slot_new(session *s, zs_error *err)
 void rec_slot_free(slot *sl)
 {
     rec_sampler_free(sl->sampler);
+    rec_raw_sample_free(&sl->raw);
     rec_native_free(sl->native);
     rec_zam_free(sl->zam);
     for (unsigned k = 0; k < REC_PENDING_SAMPLES; k++) /* left by an error */
@@ -74,7 +75,7 @@ static int announce(session *s, slot *sl, zs_error *err)
 
 int rec_slot_activate(session *s, slot *sl, zs_error *err)
 {
-    if (!(sl->sampler = rec_sampler_new(&sl->target, ZS_MAX_FRAMES, s->o->nonblocking)))
+    if (!(sl->sampler = rec_sampler_new(&sl->target, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
     if (!s->o->native && !s->o->nonblocking && zs_cmdline_zam(sl->target.cmdline) &&
         zs_layout_has_zam(&sl->target.layout) && sl->target.zam.body_vtable) {
@@ -83,15 +84,11 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
         sl->native = rec_native_copier(sl->target.pid);
         sl->zam = sl->native ? rec_zam_new(sl->target.pid, &sl->target.layout,
                                            &sl->target.zam) : NULL;
-        if (sl->native)
-            rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
     } else if (s->o->native && !s->o->nonblocking) {
         zs_error why = {0};
         uint64_t begin = rec_now_ns();
         if (!(sl->native = rec_native_new(sl->target.pid, s->o->rate_hz, &why)))
             rec_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
-        else
-            rec_sampler_set_rider(sl->sampler, rec_native_rider, sl->native);
         /* NULL (nothing to do) unless the layout and the executable know ZAM. */
         if (sl->native)
             sl->zam = rec_zam_new(sl->target.pid, &sl->target.layout, &sl->target.zam);
@@ -99,6 +96,8 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
             rec_say(s, "pid %d: unwinder started in %.2f ms", (int)sl->target.pid,
                             (rec_now_ns() - begin) / 1e6);
     }
+    if (rec_raw_sample_init(&sl->raw, &sl->target.layout, ZS_MAX_FRAMES, sl->native != NULL))
+        return zs_fail(err, ZS_E_NOMEM, "sampler");
     rec_cpu_open(&sl->cpu, sl->target.pid);
     sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
     sl->active = 1;
@@ -173,14 +172,13 @@ int rec_slots_release_gone(session *s, size_t i, zs_error *err)
                               ZS_EV_TARGET_EXITED, (uint64_t)st, msg, err);
     rec_output_drop_process(s->out, sl->target.pid);
     s->gone_samples += sl->taken + sl->credited;
-    s->gone_reads += sl->sampler ? rec_sampler_calls(sl->sampler) : 0;
+    s->gone_reads += sl->reads;
     s->gone_targets++;
+    s->gone_copied += sl->stack_copied;
+    s->gone_copies += sl->stack_copies;
     if (sl->native) {
-        uint64_t copies = 0;
         s->gone_truncated += rec_native_truncated(sl->native);
         s->gone_general += rec_native_general(sl->native);
-        s->gone_copied += rec_native_copied(sl->native, &copies);
-        s->gone_copies += copies;
     }
     rec_slot_free(sl);
     s->slots[i] = s->slots[--s->nslots];

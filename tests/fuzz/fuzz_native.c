@@ -55,6 +55,7 @@
 #include "rec_mixed.h"
 #include "rec_native.h"
 #include "rec_output.h"
+#include "rec_ptrace.h"
 #include "rec_unwind_msg.h"
 #include "zs_layout.h"
 #include "zs_grow.h"
@@ -447,6 +448,22 @@ static void write_sample(rec_output *o, const rec_native *n, const rec_mixed_nat
     check(rec_output_sample(o, target, t_us, stack, (size_t)got, &err) == 0, "a sample is written");
 }
 
+/* A capture of the stopped target, as the ptrace sampler takes one: its
+ * registers and its stack, sized by what n's answers said so far. */
+static void capture(const rec_native *n, rec_raw_native *c)
+{
+    static uint8_t room[REC_NATIVE_STACK_MAX];
+    rec_stack_plan plan;
+    rec_native_stack_plan(n, &plan);
+    c->stack = room;
+    c->taken = rec_ptrace_regs(target, &c->regs) == 0;
+    check(c->taken, "a capture of the stopped target");
+    struct iovec local = {room, rec_stack_copy_size(&plan, c->regs.rsp, 0)};
+    struct iovec remote = {(void *)(uintptr_t)c->regs.rsp, local.iov_len};
+    ssize_t got = process_vm_readv(target, &local, 1, &remote, 1, 0);
+    c->stack_len = got > 0 ? (size_t)got : 0;
+}
+
 /* ---- one input ---- */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -479,11 +496,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint64_t lens[4]; /* each capture's copy: sizes change as the stack's base is learned */
         check(per_round <= sizeof lens / sizeof lens[0], "a round fits the copies kept");
         for (size_t i = 0; i < per_round; i++) {
-            uint64_t copies, before = rec_native_copied(n, &copies);
-            check(rec_native_regs(n) == 0 && rec_native_capture(n, -1, 0) == 0,
-                  "a capture of the stopped target");
-            lens[i] = rec_native_copied(n, &copies) - before;
-            int rc = rec_native_submit(n);
+            rec_raw_native c;
+            capture(n, &c);
+            lens[i] = c.stack_len;
+            int rc = rec_native_submit(n, &c);
             check(rc == 0 || (rc == -1 && rec_native_broken(n)), "a refused capture says why");
             if (rc)
                 break;
@@ -496,7 +512,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int exists = find_answer(collected, &a);
             if (got < 0) {
                 check(got == -1 && rec_native_broken(n) != NULL, "a refused answer says why");
-                check(rec_native_submit(n) == -1 && rec_native_collect(n, frames, max, &marks, REC_NATIVE_WAIT) == -1,
+                rec_raw_native again;
+                capture(n, &again);
+                check(rec_native_submit(n, &again) == -1 && rec_native_collect(n, frames, max, &marks, REC_NATIVE_WAIT) == -1,
                       "a refused unwinder stays given up");
                 refused_at = collected;
                 answer_free(&a);
