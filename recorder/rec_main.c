@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rec_dump.h"
-#include "rec_constants.h"
-#include "rec_session.h"
-#include "rec_signals.h"
-#include "rec_target.h"
-#include "rec_top.h"
+#include "views/rec_dump.h"
+#include "base/rec_constants.h"
+#include "session/rec_session.h"
+#include "base/rec_signals.h"
+#include "targets/rec_target.h"
+#include "views/rec_top.h"
 #include "zs_dwarf.h"
 #include "zs_elf.h"
 #include "zs_grow.h"

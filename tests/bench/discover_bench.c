@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "rec_discover.h"
+#include "targets/rec_discover.h"
 
 enum { MAX_PIDS = 65536 };
 

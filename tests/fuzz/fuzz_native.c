@@ -51,12 +51,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rec_clock.h"
-#include "rec_mixed.h"
-#include "rec_native.h"
-#include "rec_output.h"
-#include "rec_ptrace.h"
-#include "rec_unwind_msg.h"
+#include "base/rec_clock.h"
+#include "native/rec_mixed.h"
+#include "native/rec_native.h"
+#include "output/rec_output.h"
+#include "sampling/rec_ptrace.h"
+#include "native/rec_unwind_msg.h"
 #include "zs_layout.h"
 #include "zs_grow.h"
 #include "zs_reader.h"

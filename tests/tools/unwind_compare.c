@@ -11,10 +11,10 @@
  * sorted symbol tables (recorder/rec_symbols.c) against libdwfl's. Exit
  * status 1 when any unwind made with the compiled rules, or any name,
  * differs from libdwfl's. */
-#include "rec_cfi.h"
-#include "rec_dwfl_unwind.h"
-#include "rec_symbols.h"
-#include "rec_unwinder.h"
+#include "native/rec_cfi.h"
+#include "native/rec_dwfl_unwind.h"
+#include "native/rec_symbols.h"
+#include "native/rec_unwinder.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
  * from rsp as the recorder does, and unwinds: both must reach main through
  * the caller with the compiled rules, not end early or go the general way. */
 #include "check.h"
-#include "rec_cfi.h"
+#include "native/rec_cfi.h"
 
 #include <elfutils/libdwfl.h>
 #include <signal.h>

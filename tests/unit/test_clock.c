@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "rec_clock.h"
+#include "base/rec_clock.h"
 
 int main(void)
 {

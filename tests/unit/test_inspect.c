@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rec_inspect.h"
-#include "rec_target.h"
+#include "targets/rec_inspect.h"
+#include "targets/rec_target.h"
 #include "zs_dwarf.h"
 #include "zs_elf.h"
 #include "zs_layout.h"

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "rec_addrset.h"
-#include "rec_stacks.h"
+#include "output/rec_addrset.h"
+#include "output/rec_stacks.h"
 #include "zs_hex.h"
 #include "zs_intern.h"
 

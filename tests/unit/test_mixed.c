@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "rec_mixed.h"
+#include "native/rec_mixed.h"
 
 #define S(f) ((zs_frame){(f), 7})   /* a script frame: func f */
 #define N(id) ((rec_mixed_native){zs_native_frame(id), 0})

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rec_session_priv.h"
+#include "session/rec_session_priv.h"
 #include "zs_reader.h"
 
 static char tmpdir[] = "/tmp/zs-test-pending-XXXXXX";

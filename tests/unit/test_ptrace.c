@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rec_clock.h"
-#include "rec_ptrace.h"
+#include "base/rec_clock.h"
+#include "sampling/rec_ptrace.h"
 
 enum { MS = 1000000 };
 

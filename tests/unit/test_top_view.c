@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "rec_top_view.h"
+#include "views/rec_top_view.h"
 
 static const rec_top_row ROWS[] = {
     {"HTTP::parse_request", "base/protocols/http/utils.zeek:41", 40, 60, 300, 500},
