@@ -12,7 +12,9 @@ packages=(build-essential cmake pkg-config g++
           # the converter's SVG and speedscope tests: headless rendering, JSON schema
           chromium python3-jsonschema
           # clang with its libFuzzer and sanitizer runtimes (scripts/ci-fuzz.sh)
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev
+          # the BPF sampler (recorder/bpf): libbpf, and bpftool for vmlinux.h and the skeleton
+          libbpf-dev bpftool)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

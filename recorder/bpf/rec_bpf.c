@@ -1,0 +1,456 @@
+#include "rec_bpf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "zs_sampler.skel.h"
+
+_Static_assert(sizeof(rec_bpf_event) == 128, "rec_bpf_event is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_params) == 56, "rec_bpf_params is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_target) == 88, "rec_bpf_target is laid out alike on both sides");
+_Static_assert((int)REC_BPF_MODEL_FRAME_STACK == (int)ZS_MODEL_FRAME_STACK &&
+                   (int)REC_BPF_MODEL_CALLINFO_FRAME == (int)ZS_MODEL_CALLINFO_FRAME,
+               "the kernel side's model numbers are zs_model's");
+
+enum {
+    MAX_TARGETS = 128,           /* threads sampled at once (the maps' size) */
+    RING_BYTES = 4 << 20,        /* a second of 1 kHz ticks of 32 deep 8.1+ stacks, 4 times over */
+    MAX_OFFSET = 4096,           /* of a member the kernel side reads */
+};
+
+typedef struct target {
+    pid_t tid;
+    struct bpf_link *link; /* owns the perf event's descriptor */
+} target;
+
+struct rec_bpf {
+    struct zs_sampler *skel;
+    struct ring_buffer *ring;
+    uint64_t period_ns;
+    int ncpus;
+    target targets[MAX_TARGETS];
+    size_t ntargets;
+    uint64_t malformed;
+    /* The poll under way. */
+    rec_bpf_cb cb;
+    void *cb_ctx;
+    int handed;
+};
+
+/* libbpf prints through one global hook: kept quiet unless asked, with its
+ * first warning of a failed open kept for the reason. */
+static int verbose;
+static char first_warning[256];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    if (level != LIBBPF_WARN)
+        return 0;
+    if (verbose) {
+        va_list copy;
+        va_copy(copy, ap);
+        vfprintf(stderr, fmt, copy);
+        va_end(copy);
+    }
+    if (!first_warning[0]) {
+        vsnprintf(first_warning, sizeof first_warning, fmt, ap);
+        first_warning[strcspn(first_warning, "\n")] = '\0';
+    }
+    return 0;
+}
+
+void rec_bpf_set_verbose(int v)
+{
+    verbose = v;
+    libbpf_set_print(libbpf_print);
+}
+
+static const char *const counter_names[REC_BPF_C__COUNT] = {
+    [REC_BPF_C_TICKS] = "ticks",
+    [REC_BPF_C_TICK_WEIGHT] = "tick_weight",
+    [REC_BPF_C_TICK_SHORT] = "tick_short",
+    [REC_BPF_C_NOT_TARGET] = "not_target",
+    [REC_BPF_C_LEAVES] = "leaves",
+    [REC_BPF_C_LEAVE_NS] = "leave_ns",
+    [REC_BPF_C_OFFCPU] = "offcpu",
+    [REC_BPF_C_OFFCPU_WEIGHT] = "offcpu_weight",
+    [REC_BPF_C_OFFCPU_SHORT] = "offcpu_short",
+    [REC_BPF_C_RING_FULL] = "ring_full",
+    [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
+    [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
+    [REC_BPF_C_BAD + REC_BPF_BAD_NETWORK_TIME] = "bad_network_time",
+    [REC_BPF_C_BAD + REC_BPF_BAD_SHAPE] = "bad_shape",
+    [REC_BPF_C_BAD + REC_BPF_BAD_CALLINFO] = "bad_callinfo",
+    [REC_BPF_C_BAD + REC_BPF_BAD_FS_TOP] = "bad_fs_top",
+    [REC_BPF_C_BAD + REC_BPF_BAD_NEXT_STMT] = "bad_next_stmt",
+    [REC_BPF_C_BAD + REC_BPF_BAD_FRAME] = "bad_frame",
+};
+
+const char *rec_bpf_counter_name(unsigned which)
+{
+    return which < REC_BPF_C__COUNT && counter_names[which] ? counter_names[which] : "?";
+}
+
+int rec_bpf_kernel_check(const char *release, zs_error *err)
+{
+    unsigned major = 0, minor = 0, patch = 0;
+    if (sscanf(release, "%u.%u.%u", &major, &minor, &patch) < 2)
+        return 0;
+    unsigned v = major * 1000 + minor;
+    int freezes = (v >= 5019 && v <= 6000) || (v == 6001 && patch < 36) || v == 6002 ||
+                  (v == 6003 && patch < 10);
+    if (!freezes)
+        return 0;
+    return zs_fail(err, ZS_E_NO_BPF,
+                   "kernel %s can freeze on bpf_probe_read_user (fixed in 6.1.36, 6.3.10, 6.4)",
+                   release);
+}
+
+/* Root, or CAP_BPF and CAP_PERFMON (5.8+), in the effective set. */
+static int capable(void)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data))
+        return 0;
+    uint64_t eff = data[0].effective | (uint64_t)data[1].effective << 32;
+#define HAS(cap) ((eff >> (cap)) & 1)
+    return HAS(21 /* CAP_SYS_ADMIN */) || (HAS(39 /* CAP_BPF */) && HAS(38 /* CAP_PERFMON */));
+#undef HAS
+}
+
+/* The kernel side keys threads by the host's ids: in a pid namespace of
+ * our own the ids we know are not those. */
+static int own_pid_namespace(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    int nested = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned a, b;
+        if (!strncmp(line, "NSpid:", 6)) {
+            nested = sscanf(line + 6, "%u %u", &a, &b) == 2;
+            break;
+        }
+    }
+    fclose(f);
+    return nested;
+}
+
+static int lockdown_confidential(void)
+{
+    char buf[128] = "";
+    int fd = open("/sys/kernel/security/lockdown", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got > 0)
+        buf[got] = '\0';
+    return strstr(buf, "[confidentiality]") != NULL;
+}
+
+/* What stands in the way before anything is loaded. */
+static int preflight(zs_error *err)
+{
+    if (!capable())
+        return zs_fail(err, ZS_E_NO_BPF, "needs root, or CAP_BPF and CAP_PERFMON");
+    if (own_pid_namespace())
+        return zs_fail(err, ZS_E_NO_BPF,
+                       "runs in a pid namespace of its own (run it in the host's: the kernel "
+                       "side sees the host's pids)");
+    if (lockdown_confidential())
+        return zs_fail(err, ZS_E_NO_BPF,
+                       "kernel lockdown is in confidentiality mode: BPF may not read memory");
+    struct utsname u;
+    if (uname(&u) == 0 && rec_bpf_kernel_check(u.release, err))
+        return -1;
+    if (access("/sys/kernel/btf/vmlinux", R_OK))
+        return zs_fail(err, ZS_E_NO_BPF, "kernel without BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
+    if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1)
+        return zs_fail(err, ZS_E_NO_BPF, "kernel without the BPF ring buffer (5.8+)");
+    if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1)
+        return zs_fail(err, ZS_E_NO_BPF, "kernel without BPF programs on perf events");
+    return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+    rec_bpf *b = ctx;
+    const rec_bpf_event *ev = data;
+    if (len < sizeof *ev || ev->n > REC_BPF_MAX_FRAMES || ev->callinfo_size > REC_BPF_MAX_CALLINFO ||
+        ev->frame_span > REC_BPF_MAX_SPAN ||
+        len < sizeof *ev + (size_t)ev->n * (ev->callinfo_size + ev->frame_span)) {
+        b->malformed++;
+        return 0;
+    }
+    b->handed++;
+    return b->cb(b->cb_ctx, ev, len);
+}
+
+rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
+{
+    if (hz == 0 || hz > 100000) {
+        zs_fail(err, ZS_E_USAGE, "rate %u Hz out of range", hz);
+        return NULL;
+    }
+    libbpf_set_print(libbpf_print);
+    first_warning[0] = '\0';
+    if (preflight(err))
+        return NULL;
+    rec_bpf *b = calloc(1, sizeof *b);
+    if (!b) {
+        zs_fail(err, ZS_E_NOMEM, "BPF sampler");
+        return NULL;
+    }
+    b->period_ns = 1000000000ULL / hz;
+    b->ncpus = libbpf_num_possible_cpus();
+    if (b->ncpus <= 0) {
+        zs_fail(err, ZS_E_NO_BPF, "cannot count the possible CPUs");
+        goto fail;
+    }
+    if (!(b->skel = zs_sampler__open())) {
+        zs_fail(err, ZS_E_NO_BPF, "cannot open the BPF object: %s", strerror(errno));
+        goto fail;
+    }
+    bpf_map__set_max_entries(b->skel->maps.zs_targets, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
+    if (flags & REC_BPF_NO_OFFCPU)
+        bpf_program__set_autoload(b->skel->progs.zs_switch, false);
+    if (zs_sampler__load(b->skel)) {
+        zs_fail(err, ZS_E_NO_BPF, "the kernel refused the BPF programs: %s",
+                first_warning[0] ? first_warning : strerror(errno));
+        goto fail;
+    }
+    if (!(flags & REC_BPF_NO_OFFCPU) &&
+        !(b->skel->links.zs_switch = bpf_program__attach(b->skel->progs.zs_switch))) {
+        zs_fail(err, ZS_E_NO_BPF, "cannot attach to sched_switch: %s",
+                first_warning[0] ? first_warning : strerror(errno));
+        goto fail;
+    }
+    b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.zs_ring), on_record, b, NULL);
+    if (!b->ring) {
+        zs_fail(err, ZS_E_NO_BPF, "cannot map the BPF ring buffer: %s", strerror(errno));
+        goto fail;
+    }
+    return b;
+fail:
+    rec_bpf_close(b);
+    return NULL;
+}
+
+static target *find(rec_bpf *b, pid_t tid)
+{
+    for (size_t i = 0; i < b->ntargets; i++)
+        if (b->targets[i].tid == tid)
+            return &b->targets[i];
+    return NULL;
+}
+
+static void forget(rec_bpf *b, target *t)
+{
+    uint32_t key = (uint32_t)t->tid;
+    bpf_link__destroy(t->link);
+    bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
+    bpf_map__delete_elem(b->skel->maps.zs_offcpu, &key, sizeof key, 0);
+    *t = b->targets[--b->ntargets];
+}
+
+void rec_bpf_close(rec_bpf *b)
+{
+    if (!b)
+        return;
+    while (b->ntargets)
+        forget(b, &b->targets[b->ntargets - 1]);
+    ring_buffer__free(b->ring);
+    zs_sampler__destroy(b->skel);
+    free(b);
+}
+
+uint64_t rec_bpf_period_ns(const rec_bpf *b) { return b->period_ns; }
+
+uint64_t rec_bpf_malformed(const rec_bpf *b) { return b->malformed; }
+
+int rec_bpf_params_of(const rec_target *t, size_t max_frames, rec_bpf_params *out, zs_error *err)
+{
+    const zs_layout *l = &t->layout;
+    memset(out, 0, sizeof *out);
+    if (l->model != ZS_MODEL_FRAME_STACK && l->model != ZS_MODEL_CALLINFO_FRAME)
+        return zs_fail(err, ZS_E_NO_BPF, "no BPF sampler for the %s model", zs_model_name(l->model));
+    out->pid = (uint32_t)t->pid;
+    out->model = (uint32_t)l->model;
+    out->call_stack = t->call_stack;
+    out->frame_stack = l->model == ZS_MODEL_FRAME_STACK ? t->frame_stack : 0;
+    out->network_time = t->network_time;
+    out->vector_begin = l->vector_begin;
+    out->callinfo_size = l->callinfo_size;
+    out->callinfo_frame = l->model == ZS_MODEL_CALLINFO_FRAME ? l->callinfo_frame : 0;
+    out->frame_function = l->model == ZS_MODEL_CALLINFO_FRAME ? l->frame_function : 0;
+    out->frame_next_stmt = l->frame_next_stmt;
+    out->max_frames = max_frames > REC_BPF_MAX_FRAMES ? REC_BPF_MAX_FRAMES : (uint32_t)max_frames;
+    return 0;
+}
+
+static int offset_ok(int32_t off) { return off >= 0 && off < MAX_OFFSET; }
+
+/* p within what the kernel side can read, as the target map's value. */
+static int target_of(const rec_bpf *b, const rec_bpf_params *p, rec_bpf_target *out, zs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->p = *p;
+    out->period_ns = b->period_ns;
+    const int cf = p->model == REC_BPF_MODEL_CALLINFO_FRAME;
+    if (p->model != REC_BPF_MODEL_FRAME_STACK && !cf)
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: unknown model %u", p->model);
+    if (!p->call_stack || (!cf && !p->frame_stack))
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: no address for call_stack%s",
+                       cf ? "" : " or g_frame_stack");
+    if (p->callinfo_size < 8 || p->callinfo_size > REC_BPF_MAX_CALLINFO || p->callinfo_size % 8)
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: CallInfo of %d bytes (8 to %d, a multiple of 8)",
+                       p->callinfo_size, REC_BPF_MAX_CALLINFO);
+    if (!offset_ok(p->vector_begin) || !offset_ok(p->frame_next_stmt))
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: offsets beyond %d", MAX_OFFSET);
+    if (p->max_frames == 0 || p->max_frames > REC_BPF_MAX_FRAMES)
+        return zs_fail(err, ZS_E_USAGE, "BPF sampler: max frames %u (1 to %d)", p->max_frames,
+                       REC_BPF_MAX_FRAMES);
+    if (!cf)
+        return 0;
+    if (!offset_ok(p->frame_function) || p->callinfo_frame < 0 ||
+        p->callinfo_frame + 8 > p->callinfo_size)
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: Frame offsets out of range");
+    int32_t lo = p->frame_function < p->frame_next_stmt ? p->frame_function : p->frame_next_stmt;
+    int32_t hi = p->frame_function > p->frame_next_stmt ? p->frame_function : p->frame_next_stmt;
+    if (hi - lo + 8 > REC_BPF_MAX_SPAN)
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: Frame's function and next_stmt %d bytes apart "
+                       "(at most %d)", hi - lo, REC_BPF_MAX_SPAN - 8);
+    out->frame_lo = lo;
+    out->frame_span = (uint32_t)(hi - lo + 8);
+    return 0;
+}
+
+static int perf_event_open_thread(pid_t tid, uint64_t period_ns)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    /* Ticks of the thread's own CPU time: it follows the thread from CPU
+     * to CPU and is silent while the thread waits. Enabled by libbpf once
+     * the program is attached. */
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = period_ns;
+    a.disabled = 1;
+    return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p, zs_error *err)
+{
+    rec_bpf_target value;
+    if (target_of(b, p, &value, err))
+        return -1;
+    value.p.pid = (uint32_t)pid;
+    if (find(b, tid))
+        return zs_fail(err, ZS_E_USAGE, "BPF sampler: thread %d is sampled already", (int)tid);
+    if (b->ntargets == MAX_TARGETS)
+        return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: %d threads at most", MAX_TARGETS);
+
+    uint32_t key = (uint32_t)tid;
+    struct bpf_map *offcpu = b->skel->maps.zs_offcpu;
+    void *slot = calloc(1, bpf_map__value_size(offcpu));
+    if (!slot)
+        return zs_fail(err, ZS_E_NOMEM, "BPF sampler: off-CPU slot");
+    int rc = bpf_map__update_elem(offcpu, &key, sizeof key, slot, bpf_map__value_size(offcpu), BPF_NOEXIST);
+    free(slot);
+    if (rc || bpf_map__update_elem(b->skel->maps.zs_targets, &key, sizeof key, &value, sizeof value,
+                                   BPF_NOEXIST)) {
+        int e = errno;
+        bpf_map__delete_elem(offcpu, &key, sizeof key, 0);
+        return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot add thread %d to the maps: %s", (int)tid,
+                       strerror(e));
+    }
+    target *t = &b->targets[b->ntargets++];
+    t->tid = tid;
+    t->link = NULL;
+    int fd = perf_event_open_thread(tid, b->period_ns);
+    if (fd < 0) {
+        int e = errno;
+        forget(b, t);
+        return zs_fail(err, e == ESRCH ? ZS_E_NO_PROCESS : ZS_E_NO_BPF,
+                       "BPF sampler: perf event for thread %d: %s", (int)tid, strerror(e));
+    }
+    first_warning[0] = '\0';
+    if (!(t->link = bpf_program__attach_perf_event(b->skel->progs.zs_tick, fd))) {
+        int e = errno;
+        close(fd);
+        forget(b, t);
+        return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot attach to thread %d's perf event: %s",
+                       (int)tid, first_warning[0] ? first_warning : strerror(e));
+    }
+    return 0;
+}
+
+int rec_bpf_remove_target(rec_bpf *b, pid_t tid)
+{
+    target *t = find(b, tid);
+    if (!t)
+        return -1;
+    forget(b, t);
+    return 0;
+}
+
+int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx)
+{
+    b->cb = cb;
+    b->cb_ctx = ctx;
+    b->handed = 0;
+    int rc = ring_buffer__consume(b->ring);
+    b->cb = NULL;
+    return rc < 0 ? rc : b->handed;
+}
+
+int rec_bpf_counters(const rec_bpf *b, uint64_t *out)
+{
+    uint64_t *per_cpu = calloc((size_t)b->ncpus, sizeof *per_cpu);
+    if (!per_cpu)
+        return -1;
+    int rc = 0;
+    for (uint32_t k = 0; k < REC_BPF_C__COUNT; k++) {
+        out[k] = 0;
+        if (bpf_map__lookup_elem(b->skel->maps.zs_counters, &k, sizeof k, per_cpu,
+                                 (size_t)b->ncpus * sizeof *per_cpu, 0)) {
+            rc = -1;
+            continue;
+        }
+        for (int c = 0; c < b->ncpus; c++)
+            out[k] += per_cpu[c];
+    }
+    free(per_cpu);
+    return rc;
+}
+
+const uint8_t *rec_bpf_event_callinfo(const rec_bpf_event *ev, uint32_t i)
+{
+    return (const uint8_t *)(ev + 1) + (size_t)i * ev->callinfo_size;
+}
+
+const uint8_t *rec_bpf_event_frame(const rec_bpf_event *ev, uint32_t i)
+{
+    if (!ev->frame_span)
+        return NULL;
+    return (const uint8_t *)(ev + 1) + (size_t)ev->n * ev->callinfo_size + (size_t)i * ev->frame_span;
+}

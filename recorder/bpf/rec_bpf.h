@@ -1,0 +1,87 @@
+/* The BPF sampler's loader: the kernel side (zs_sampler.bpf.c) takes the
+ * stop window's raw reads in the timer interrupt on zeek's own CPU and when
+ * zeek's thread leaves the CPU, without stopping or tracing zeek; this
+ * loads it, points it at threads and hands its records over.
+ *
+ * Everything it puts into the kernel hangs on its file descriptors: closing
+ * (or the process dying, SIGKILL included) leaves nothing attached. */
+#ifndef REC_BPF_H
+#define REC_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rec_bpf_event.h"
+#include "rec_target.h"
+#include "zs_error.h"
+
+typedef struct rec_bpf rec_bpf;
+
+enum rec_bpf_open_flags {
+    REC_BPF_NO_OFFCPU = 1 << 0, /* ticks only: no program on sched_switch */
+};
+
+/* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
+ * unless flags say otherwise, attaches the off-CPU program). NULL with a
+ * one-line reason (ZS_E_NO_BPF, ZS_E_NOMEM) when BPF cannot run here:
+ * no root or CAP_BPF + CAP_PERFMON, a pid namespace of our own, kernel
+ * lockdown in confidentiality mode, a kernel known to freeze on
+ * bpf_probe_read_user, no BTF or BPF ring buffer, a program the kernel
+ * refuses. */
+rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err);
+
+/* Leaves nothing in the kernel. NULL is fine. */
+void rec_bpf_close(rec_bpf *b);
+
+/* The parameters for t's main thread, copying at most max_frames
+ * (clamped to REC_BPF_MAX_FRAMES) of its outermost frames. */
+int rec_bpf_params_of(const rec_target *t, size_t max_frames, rec_bpf_params *out, zs_error *err);
+
+/* Samples thread tid of process pid: the map entries, then a task-clock
+ * perf event on that thread with the tick program attached. Fails with a
+ * reason on parameters beyond the kernel side's bounds, a thread already
+ * sampled, a full map, or a perf event the kernel refuses. */
+int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p, zs_error *err);
+
+/* Stops sampling tid (its perf event closed, its map entries gone).
+ * Returns -1 when it was not sampled. */
+int rec_bpf_remove_target(rec_bpf *b, pid_t tid);
+
+/* Called for each record; len is the record's size, checked to hold the
+ * header and the bytes it says follow. A negative return stops the poll
+ * and is returned by it. */
+typedef int (*rec_bpf_cb)(void *ctx, const rec_bpf_event *ev, size_t len);
+
+/* Hands every record waiting in the ring buffer to cb, oldest first,
+ * without waiting for more. Returns how many were handed (a malformed one
+ * is counted, see rec_bpf_malformed, and skipped), or cb's negative return
+ * (or a negative errno from the ring buffer itself). */
+int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx);
+
+/* The kernel side's counters summed over the CPUs, REC_BPF_C__COUNT of
+ * them (enum rec_bpf_counter). Returns -1 when they cannot be read. */
+int rec_bpf_counters(const rec_bpf *b, uint64_t *out);
+/* A counter's name, for messages ("ticks", "bad_callinfo", ...). */
+const char *rec_bpf_counter_name(unsigned which);
+/* Records rec_bpf_poll skipped as malformed. */
+uint64_t rec_bpf_malformed(const rec_bpf *b);
+
+/* The tick period: 1e9 / hz, in ns of a thread's CPU time. */
+uint64_t rec_bpf_period_ns(const rec_bpf *b);
+
+/* A record's CallInfo i (callinfo_size bytes) and, in the callinfo-frame
+ * model, Frame i's bytes [frame_lo, frame_lo + frame_span) (NULL in the
+ * frame-stack model); i < ev->n, in a record rec_bpf_poll handed over. */
+const uint8_t *rec_bpf_event_callinfo(const rec_bpf_event *ev, uint32_t i);
+const uint8_t *rec_bpf_event_frame(const rec_bpf_event *ev, uint32_t i);
+
+/* libbpf's own messages: none (the default), or its warnings on stderr. */
+void rec_bpf_set_verbose(int verbose);
+
+/* Whether a kernel release (uname -r) is one that freezes on
+ * bpf_probe_read_user: 5.19-6.0, 6.1 before 6.1.36, 6.2, 6.3 before
+ * 6.3.10. 0 when not (or not parsed), -1 with the reason when it is. */
+int rec_bpf_kernel_check(const char *release, zs_error *err);
+
+#endif

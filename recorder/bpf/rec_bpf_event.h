@@ -1,0 +1,118 @@
+/* What the BPF sampler (zs_sampler.bpf.c) and its loader (rec_bpf.c) share:
+ * the per-thread parameters user space puts in the targets map, the record
+ * the kernel side sends through the ring buffer, and the counters. Included
+ * by both sides, so fixed-size types only, no code, and no layout that
+ * depends on the compiler (every member at its natural alignment, sizes
+ * pinned by the static asserts in rec_bpf.c). */
+#ifndef REC_BPF_EVENT_H
+#define REC_BPF_EVENT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Bounds of what one record carries; the kernel side sizes its buffers by
+ * them and the loader refuses a layout beyond them. */
+#define REC_BPF_MAX_FRAMES 128  /* CallInfo entries copied, the outermost */
+#define REC_BPF_MAX_CALLINFO 32 /* bytes of one CallInfo */
+#define REC_BPF_MAX_SPAN 64     /* bytes of one Frame copied (8.1+) */
+
+/* zs_model's values (common/zs_layout.h), which the kernel side cannot include. */
+#define REC_BPF_MODEL_FRAME_STACK 1
+#define REC_BPF_MODEL_CALLINFO_FRAME 2
+
+/* What the kernel side reads for one thread: the addresses of zeek's
+ * globals in that process and the layout's offsets it needs. */
+typedef struct rec_bpf_params {
+    __u32 pid;   /* the thread's process (tgid), as the host sees it */
+    __u32 model; /* REC_BPF_MODEL_* */
+    __u64 call_stack;
+    __u64 frame_stack;  /* 0 in the callinfo-frame model */
+    __u64 network_time; /* 0: not read */
+    __s32 vector_begin;
+    __s32 callinfo_size;
+    __s32 callinfo_frame;  /* callinfo-frame model */
+    __s32 frame_function;  /* callinfo-frame model */
+    __s32 frame_next_stmt;
+    __u32 max_frames; /* at most REC_BPF_MAX_FRAMES */
+} rec_bpf_params;
+
+/* The targets map's value: the parameters, what the loader derives from
+ * them, and the on-CPU tick's own state (written only by the kernel side). */
+typedef struct rec_bpf_target {
+    rec_bpf_params p;
+    __u64 period_ns;  /* a tick: 1e9 / hz of the thread's CPU time */
+    __s32 frame_lo;   /* 8.1+: first byte of a Frame copied */
+    __u32 frame_span; /* 8.1+: bytes of a Frame copied, 0 otherwise */
+    __u64 cpu_ns;     /* the thread's CPU time at the last tick */
+    __s64 cpu_carry;  /* CPU time not yet credited to a tick (may be < 0) */
+} rec_bpf_target;
+
+enum rec_bpf_type {
+    REC_BPF_ONCPU = 1,  /* a tick of the thread's CPU time */
+    REC_BPF_OFFCPU = 2, /* read when it left the CPU, sent when it came back */
+};
+
+enum rec_bpf_flags {
+    REC_BPF_F_CUT = 1 << 0,       /* deeper than max_frames: the outermost were copied */
+    REC_BPF_F_KERNEL = 1 << 1,    /* on-CPU: the tick landed in the kernel (a syscall) */
+    REC_BPF_F_PREEMPTED = 1 << 2, /* off-CPU: it left runnable, waiting for a CPU */
+};
+
+/* Which read failed (bit positions; status has 1 << kind). A failed read
+ * leaves its bytes zero: never a guess. */
+enum rec_bpf_bad {
+    REC_BPF_BAD_CALL_STACK = 0,   /* call_stack's vector header */
+    REC_BPF_BAD_FRAME_STACK = 1,  /* g_frame_stack's vector header */
+    REC_BPF_BAD_NETWORK_TIME = 2, /* network_time */
+    REC_BPF_BAD_SHAPE = 3,        /* a header that is no vector of its elements */
+    REC_BPF_BAD_CALLINFO = 4,     /* the CallInfo array */
+    REC_BPF_BAD_FS_TOP = 5,       /* g_frame_stack's top element */
+    REC_BPF_BAD_NEXT_STMT = 6,    /* that Frame's next_stmt */
+    REC_BPF_BAD_FRAME = 7,        /* 8.1+: a Frame's pointer or bytes */
+    REC_BPF_BAD__COUNT = 8,
+};
+
+/* One record: this header, then n * callinfo_size bytes of CallInfo
+ * (outermost first), then in the callinfo-frame model n * frame_span bytes,
+ * the bytes [frame_lo, frame_lo + frame_span) of each CallInfo's Frame. */
+typedef struct rec_bpf_event {
+    __u16 type;   /* rec_bpf_type */
+    __u16 flags;  /* rec_bpf_flags */
+    __u32 status; /* 1 << rec_bpf_bad of each read that failed */
+    __u32 pid;
+    __u32 tid;
+    __u64 time_ns; /* CLOCK_MONOTONIC: the tick, or when the thread left */
+    __u64 off_ns;  /* off-CPU: how long it was away */
+    __u32 weight;  /* ticks of the period it stands for */
+    __u32 cpu;     /* where it was read */
+    __u64 cs[3];   /* call_stack: begin, end, end of storage */
+    __u64 fs[3];   /* g_frame_stack (frame-stack model), else 0 */
+    __u64 network_time; /* the double's bytes */
+    __u64 fs_top;       /* g_frame_stack's top element */
+    __u64 next_stmt;    /* its next_stmt */
+    __u32 depth;        /* CallInfo entries call_stack had */
+    __u32 n;            /* of them, copied */
+    __u16 callinfo_size;
+    __u16 frame_span;
+    __s32 frame_lo;
+} rec_bpf_event;
+
+/* The per-CPU counters (index into the counters map; rec_bpf_counters sums
+ * the CPUs). */
+enum rec_bpf_counter {
+    REC_BPF_C_TICKS = 0,       /* on-CPU records sent */
+    REC_BPF_C_TICK_WEIGHT,     /* their weights */
+    REC_BPF_C_TICK_SHORT,      /* ticks that came less than half a period after the last */
+    REC_BPF_C_NOT_TARGET,      /* ticks of a thread no longer in the map */
+    REC_BPF_C_LEAVES,          /* a target left the CPU: read into its slot */
+    REC_BPF_C_LEAVE_NS,        /* time those reads took */
+    REC_BPF_C_OFFCPU,          /* off-CPU records sent */
+    REC_BPF_C_OFFCPU_WEIGHT,   /* their weights */
+    REC_BPF_C_OFFCPU_SHORT,    /* returns shorter than the period owed (carried) */
+    REC_BPF_C_RING_FULL,       /* records lost: the ring buffer was full */
+    REC_BPF_C_BAD,             /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
+    REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
+};
+
+#endif

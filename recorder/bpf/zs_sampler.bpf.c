@@ -1,0 +1,355 @@
+/* The kernel side of the BPF sampler: the same raw reads as the ptrace
+ * stop window (rec_sampler.c and the models), taken without stopping zeek.
+ *
+ * zs_tick runs on a per-thread task-clock perf event, in the timer
+ * interrupt on zeek's own CPU: zeek is not running while it reads, so the
+ * copy is as consistent as a stopped thread's. zs_switch runs on every
+ * context switch of the host: when a target thread leaves the CPU it reads
+ * the same things into the thread's slot (zeek's context, its memory and
+ * stack as they were), and when the thread comes back it sends that record,
+ * weighed by the ticks of wall time it was away.
+ *
+ * Reads never fault pages in: a page not resident fails the read, which is
+ * flagged in the record and counted. User space does everything else. */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "rec_bpf_event.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define CI_REGION (REC_BPF_MAX_FRAMES * REC_BPF_MAX_CALLINFO) /* 4096, a power of 2 */
+#define DATA_USED (CI_REGION + REC_BPF_MAX_FRAMES * REC_BPF_MAX_SPAN)
+/* Offsets into data are masked with DATA_MASK so the verifier can bound
+ * them; the slack behind it takes the last read at the largest offset. */
+#define DATA_MASK 16383
+#define DATA_SIZE (DATA_MASK + 1 + REC_BPF_MAX_SPAN)
+_Static_assert((CI_REGION & (CI_REGION - 1)) == 0, "CallInfo region masks");
+_Static_assert(DATA_USED <= DATA_MASK + 1, "data fits under the mask");
+
+/* A record as built: sent from its start, sizeof(ev) + the data used. */
+struct record {
+    rec_bpf_event ev;
+    __u8 data[DATA_SIZE];
+};
+
+/* A thread's off-CPU slot: the record read when it left. */
+struct offcpu {
+    __u64 left_ns;
+    __u64 carry_ns; /* wall time away not yet credited to a tick */
+    __u32 size;     /* of rec to send, 0: nothing pending */
+    __u32 preempted;
+    struct record rec;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 128); /* the loader sets it */
+    __type(key, __u32);       /* tid */
+    __type(value, rec_bpf_target);
+} zs_targets SEC(".maps");
+
+/* Filled (zeroed) by the loader with each target: the kernel side never
+ * inserts, so a preallocated hash works on every kernel. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 128);
+    __type(key, __u32);
+    __type(value, struct offcpu);
+} zs_offcpu SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct record);
+} zs_scratch SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 4 << 20); /* the loader sets it */
+} zs_ring SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, REC_BPF_C__COUNT);
+    __type(key, __u32);
+    __type(value, __u64);
+} zs_counters SEC(".maps");
+
+static __always_inline void count(__u32 which, __u64 by)
+{
+    __u64 *c = bpf_map_lookup_elem(&zs_counters, &which);
+    if (c)
+        *c += by;
+}
+
+static __always_inline void bad(rec_bpf_event *ev, __u32 kind)
+{
+    ev->status |= 1u << kind;
+    count(REC_BPF_C_BAD + kind, 1);
+}
+
+static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
+{
+    return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+struct frame_walk {
+    struct record *r;
+    __u32 ci_size;
+    __u32 ci_frame;
+    __u32 ci_bytes;
+    __u32 span;
+    __s64 lo;
+    __u32 bad;
+};
+
+/* 8.1+: the bytes [lo, lo + span) of the Frame CallInfo[i] points at. */
+static long read_frame(__u32 i, void *arg)
+{
+    struct frame_walk *w = arg;
+    struct record *r = w->r;
+    __u32 span = w->span;
+    if (!r || span > REC_BPF_MAX_SPAN)
+        return 1;
+    __u32 at = (i * w->ci_size + w->ci_frame) & (CI_REGION - 1);
+    __u64 frame = *(__u64 *)(r->data + at);
+    __u32 to = (w->ci_bytes + i * span) & DATA_MASK;
+    /* A null or unaligned Frame pointer is read all the same (it fails or
+     * gives bytes no one trusts): the flag is what counts. */
+    if (!frame || (frame & 7))
+        w->bad = 1;
+    if (read_user(r->data + to, span, frame + w->lo))
+        w->bad = 1;
+    return 0;
+}
+
+/* The stop window's reads, into r. Returns the bytes of r to send. */
+static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
+{
+    rec_bpf_event *ev = &r->ev;
+    const __u64 ci_size = (__u32)t->p.callinfo_size; /* the loader checked: 8..32 */
+    const int frame_stack = t->p.model == REC_BPF_MODEL_FRAME_STACK;
+
+    ev->status = 0;
+    ev->flags = 0;
+    ev->depth = ev->n = 0;
+    ev->fs_top = ev->next_stmt = 0;
+    ev->network_time = 0;
+    ev->callinfo_size = ci_size;
+    ev->frame_span = frame_stack ? 0 : t->frame_span;
+    ev->frame_lo = t->frame_lo;
+    ev->fs[0] = ev->fs[1] = ev->fs[2] = 0;
+
+    int cs_ok = !read_user(ev->cs, sizeof ev->cs, t->p.call_stack + t->p.vector_begin);
+    if (!cs_ok)
+        bad(ev, REC_BPF_BAD_CALL_STACK);
+    int fs_ok = 0;
+    if (frame_stack) {
+        fs_ok = !read_user(ev->fs, sizeof ev->fs, t->p.frame_stack + t->p.vector_begin);
+        if (!fs_ok)
+            bad(ev, REC_BPF_BAD_FRAME_STACK);
+    }
+    if (t->p.network_time && read_user(&ev->network_time, 8, t->p.network_time))
+        bad(ev, REC_BPF_BAD_NETWORK_TIME);
+    if (!cs_ok)
+        return sizeof *ev;
+
+    __u64 begin = ev->cs[0], end = ev->cs[1];
+    if (end < begin || (end - begin) % ci_size) {
+        bad(ev, REC_BPF_BAD_SHAPE);
+        return sizeof *ev;
+    }
+    __u64 depth = (end - begin) / ci_size;
+    ev->depth = depth > 0xffffffffULL ? 0xffffffffU : (__u32)depth;
+    __u32 max = t->p.max_frames;
+    if (max > REC_BPF_MAX_FRAMES)
+        max = REC_BPF_MAX_FRAMES;
+    /* Keep the outermost frames: they name the event being handled. */
+    __u32 n = depth < max ? (__u32)depth : max;
+    if (n < depth)
+        ev->flags |= REC_BPF_F_CUT;
+    if (n == 0)
+        return sizeof *ev;
+
+    __u32 ci_bytes = n * (__u32)ci_size;
+    if (ci_bytes > CI_REGION)
+        return sizeof *ev;
+    if (read_user(r->data, ci_bytes, begin)) {
+        bad(ev, REC_BPF_BAD_CALLINFO);
+        return sizeof *ev;
+    }
+    ev->n = n;
+
+    if (frame_stack) {
+        /* The innermost Frame's next_stmt, as read_frames in
+         * rec_model_frame_stack.c. */
+        if (fs_ok && ev->fs[1] > ev->fs[0]) {
+            if ((ev->fs[1] - ev->fs[0]) & 7)
+                bad(ev, REC_BPF_BAD_SHAPE);
+            else if (read_user(&ev->fs_top, 8, ev->fs[1] - 8))
+                bad(ev, REC_BPF_BAD_FS_TOP);
+            else if (ev->fs_top &&
+                     read_user(&ev->next_stmt, 8, ev->fs_top + (__u64)(__s64)t->p.frame_next_stmt))
+                bad(ev, REC_BPF_BAD_NEXT_STMT);
+        } else if (fs_ok && ev->fs[1] < ev->fs[0]) {
+            bad(ev, REC_BPF_BAD_SHAPE);
+        }
+        return sizeof *ev + ci_bytes;
+    }
+
+    struct frame_walk w = {
+        .r = r,
+        .ci_size = (__u32)ci_size,
+        .ci_frame = (__u32)t->p.callinfo_frame,
+        .ci_bytes = ci_bytes,
+        .span = t->frame_span,
+        .lo = t->frame_lo,
+    };
+    bpf_loop(n, read_frame, &w, 0);
+    if (w.bad)
+        bad(ev, REC_BPF_BAD_FRAME);
+    return sizeof *ev + ci_bytes + n * t->frame_span;
+}
+
+static __always_inline void send(void *rec, __u32 size)
+{
+    if (size > sizeof(struct record))
+        return;
+    /* No wake-up: user space polls on its own clock. */
+    if (bpf_ringbuf_output(&zs_ring, rec, size, BPF_RB_NO_WAKEUP))
+        count(REC_BPF_C_RING_FULL, 1);
+}
+
+SEC("perf_event")
+int zs_tick(struct bpf_perf_event_data *ctx)
+{
+    __u64 id = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)id, zero = 0;
+    rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
+    if (!t || t->p.pid != (__u32)(id >> 32)) {
+        count(REC_BPF_C_NOT_TARGET, 1);
+        return 0;
+    }
+    struct record *r = bpf_map_lookup_elem(&zs_scratch, &zero);
+    if (!r)
+        return 0;
+
+    /* The weight from the thread's CPU time since the last tick, rounded,
+     * the rest carried: a late timer is made up at the next tick. */
+    __u64 period = t->period_ns;
+    __u32 weight = 1;
+    struct bpf_perf_event_value v;
+    if (period && !bpf_perf_prog_read_value(ctx, &v, sizeof v)) {
+        __s64 d = (__s64)(v.counter - t->cpu_ns) + t->cpu_carry;
+        weight = d > 0 ? (__u32)(((__u64)d + period / 2) / period) : 0;
+        t->cpu_ns = v.counter;
+        t->cpu_carry = d - (__s64)((__u64)weight * period);
+    }
+    if (!weight) {
+        count(REC_BPF_C_TICK_SHORT, 1);
+        return 0;
+    }
+
+    __u32 size = take(t, r);
+    rec_bpf_event *ev = &r->ev;
+    ev->type = REC_BPF_ONCPU;
+    /* The context allows only whole-word loads of the registers. */
+    if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 0)
+        ev->flags |= REC_BPF_F_KERNEL;
+    ev->pid = t->p.pid;
+    ev->tid = tid;
+    ev->time_ns = bpf_ktime_get_ns();
+    ev->off_ns = 0;
+    ev->weight = weight;
+    ev->cpu = bpf_get_smp_processor_id();
+    send(r, size);
+    count(REC_BPF_C_TICKS, 1);
+    count(REC_BPF_C_TICK_WEIGHT, weight);
+    return 0;
+}
+
+/* Before 5.14, task_struct's state was `state`. */
+struct task_struct___old {
+    long state;
+} __attribute__((preserve_access_index));
+
+/* Whether t left the CPU runnable (preempted, waiting for a CPU), not to
+ * wait for something. */
+static __always_inline int runnable(struct task_struct *t)
+{
+    if (bpf_core_field_exists(t->__state))
+        return BPF_CORE_READ(t, __state) == 0;
+    return BPF_CORE_READ((struct task_struct___old *)t, state) == 0;
+}
+
+/* prev leaves the CPU; this runs in its context (current is prev), so its
+ * memory and stack are as it left them. */
+static __always_inline void leave(struct task_struct *prev, __u32 tid)
+{
+    rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
+    if (!t || t->p.pid != (__u32)prev->tgid || (prev->flags & 0x4 /* PF_EXITING */))
+        return;
+    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
+    if (!s)
+        return;
+    __u64 now = bpf_ktime_get_ns();
+    s->size = take(t, &s->rec);
+    s->rec.ev.cpu = bpf_get_smp_processor_id();
+    s->left_ns = now;
+    s->preempted = runnable(prev);
+    count(REC_BPF_C_LEAVES, 1);
+    count(REC_BPF_C_LEAVE_NS, bpf_ktime_get_ns() - now);
+}
+
+/* next comes back; this runs in the previous task's context: no reads of
+ * zeek's memory here, only the record its leave took. */
+static __always_inline void come_back(struct task_struct *next, __u32 tid)
+{
+    rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
+    if (!t || t->p.pid != (__u32)next->tgid || !t->period_ns)
+        return;
+    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
+    if (!s || !s->size)
+        return;
+    __u32 size = s->size;
+    s->size = 0;
+    __u64 now = bpf_ktime_get_ns();
+    __u64 away = now - s->left_ns;
+    __u64 d = away + s->carry_ns;
+    __u64 weight = d / t->period_ns;
+    s->carry_ns = d - weight * t->period_ns;
+    if (!weight) {
+        count(REC_BPF_C_OFFCPU_SHORT, 1);
+        return;
+    }
+    rec_bpf_event *ev = &s->rec.ev;
+    ev->type = REC_BPF_OFFCPU;
+    if (s->preempted)
+        ev->flags |= REC_BPF_F_PREEMPTED;
+    ev->pid = t->p.pid;
+    ev->tid = tid;
+    ev->time_ns = s->left_ns;
+    ev->off_ns = away;
+    ev->weight = weight > 0xffffffffULL ? 0xffffffffU : (__u32)weight;
+    send(&s->rec, size);
+    count(REC_BPF_C_OFFCPU, 1);
+    count(REC_BPF_C_OFFCPU_WEIGHT, weight);
+}
+
+/* Every context switch of the host: the common case, neither task a
+ * target, costs the two lookups and nothing else. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+    __u32 prev_tid = prev->pid, next_tid = next->pid;
+    if (prev_tid)
+        leave(prev, prev_tid);
+    if (next_tid)
+        come_back(next, next_tid);
+    return 0;
+}
