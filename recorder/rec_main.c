@@ -37,6 +37,9 @@ static void usage(FILE *out)
             "      --rotate-size SIZE start a new part when one reaches SIZE (e.g. 100M)\n"
             "      --max-size SIZE    delete the oldest parts to stay under SIZE in total\n"
             "                         (with rotation, SIGUSR1 starts the next part at once)\n"
+            "      --sampler KIND     ptrace (the default: stops zeek for each sample), bpf\n"
+            "                         (in the kernel, zeek never stopped; script frames only\n"
+            "                         for now) or auto (bpf where it can run, else ptrace)\n"
             "      --nonblocking      never stop the target (reads may be torn; they are\n"
             "                         detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
@@ -58,6 +61,18 @@ static void usage(FILE *out)
             REC_PROG, REC_PROG, REC_PROG, REC_PROG);
 }
 
+static int parse_sampler(const char *s, rec_sampler_kind *out, zs_error *err)
+{
+    static const char *const names[] = {[REC_SAMPLER_PTRACE] = "ptrace",
+                                        [REC_SAMPLER_BPF] = "bpf", [REC_SAMPLER_AUTO] = "auto"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (rec_sampler_kind)i;
+            return 0;
+        }
+    return zs_fail(err, ZS_E_USAGE, "--sampler: '%s' is none of ptrace, bpf, auto", s);
+}
+
 static int add_pid(rec_options *o, size_t *pids_cap, const char *s, zs_error *err)
 {
     double v;
@@ -73,7 +88,7 @@ static int add_pid(rec_options *o, size_t *pids_cap, const char *s, zs_error *er
 enum long_option {
     OPT_STATS = 256, OPT_NONBLOCKING, OPT_NO_REALTIME, OPT_LAYOUT, OPT_NO_DWARF, OPT_PRINT_LAYOUT,
     OPT_ALL, OPT_ROTATE, OPT_ROTATE_SIZE, OPT_MAX_SIZE, OPT_NO_FOLLOW_CPU, OPT_DUMP, OPT_TOP,
-    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE, OPT_SCAN_EVERY,
+    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE, OPT_SCAN_EVERY, OPT_SAMPLER,
 };
 
 typedef struct cli {
@@ -104,6 +119,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"top", no_argument, 0, OPT_TOP},              {"top-window", required_argument, 0, OPT_TOP_WINDOW},
         {"native", no_argument, 0, OPT_NATIVE},        {"no-native", no_argument, 0, OPT_NO_NATIVE},
         {"scan-every", required_argument, 0, OPT_SCAN_EVERY},
+        {"sampler", required_argument, 0, OPT_SAMPLER},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -122,6 +138,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case OPT_STATS: if (zs_parse_number("--stats", optarg, 0.1, 1e6, &o->stats_interval_s, err)) return -1; break;
         case OPT_SCAN_EVERY: if (zs_parse_number("--scan-every", optarg, 0.05, 3600, &o->scan_every_s, err)) return -1; break;
         case OPT_NONBLOCKING: o->nonblocking = 1; break;
+        case OPT_SAMPLER: if (parse_sampler(optarg, &o->sampler, err)) return -1; break;
         case OPT_NO_REALTIME: o->no_realtime = 1; break;
         case OPT_LAYOUT:
             if (zs_layout_load(optarg, &c->forced, err))
@@ -157,6 +174,12 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     char **rest = argv + optind;
     int nrest = argc - optind;
     int native_asked = o->native == 1;
+    if (o->sampler != REC_SAMPLER_PTRACE && o->nonblocking)
+        return zs_fail(err, ZS_E_USAGE, "--nonblocking is a mode of the ptrace sampler: give "
+                       "--sampler ptrace, or drop --nonblocking (the BPF sampler never stops zeek)");
+    if (native_asked && o->sampler == REC_SAMPLER_BPF)
+        return zs_fail(err, ZS_E_USAGE, "--native needs --sampler ptrace: the BPF sampler records "
+                       "script frames only for now");
     if (o->native == -1)
         o->native = !o->nonblocking;
     if (c->print_layout) {
@@ -234,6 +257,22 @@ static int print_layout(const cli *c, zs_error *err)
     return 0;
 }
 
+/* The sampler chosen (BPF loaded, or ptrace with a note on why not), then
+ * the recording. With BPF, native frames are not recorded yet. */
+static int run(rec_options *o, zs_error *err)
+{
+    char note[512];
+    if (rec_sampler_choose(o, note, sizeof note, err))
+        return -1;
+    if (note[0] && !o->quiet)
+        fprintf(stderr, "%s: note: %s\n", REC_PROG, note);
+    if (o->bpf)
+        o->native = 0;
+    int rc = rec_session_run(o, err);
+    rec_sampler_release(o);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     cli c = {0};
@@ -248,7 +287,7 @@ int main(int argc, char **argv)
         rc = rec_dump(c.rec.pids[0], &c.rec.layout, stdout, &err);
     } else {
         rec_signals_install();
-        rc = rec_session_run(&c.rec, &err);
+        rc = run(&c.rec, &err);
     }
     free(c.rec.pids);
     if (rc) {

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "rec_bpf_event.h"
-#include "rec_target.h"
+#include "targets/rec_target.h"
 #include "zs_error.h"
 
 typedef struct rec_bpf rec_bpf;

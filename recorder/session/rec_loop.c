@@ -29,7 +29,7 @@ static tick_span one_tick(uint64_t tick_ns) { return (tick_span){tick_ns, 0, tic
 static void take_running(session *s, slot *sl, uint64_t tick_ns)
 {
     rec_sampler_take(sl->sampler, &sl->raw, NULL);
-    rec_pending_keep(s, sl, 0, one_tick(tick_ns));
+    rec_pending_keep(s, sl, 0, one_tick(tick_ns), 0);
 }
 
 /* --native (or ZAM's copy): the registers and stack are asked for, sized
@@ -69,7 +69,7 @@ static void take(session *s, slot *sl)
     if (done - seen > sl->held_max_ns)
         sl->held_max_ns = done - seen;
     sl->wanted = 0;
-    rec_pending_keep(s, sl, stack != NULL, sl->ticks);
+    rec_pending_keep(s, sl, stack != NULL, sl->ticks, 0);
 }
 
 /* Handles every state change that has arrived, from any target. */
@@ -195,6 +195,10 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
  * each one's CPU at once. */
 static void tick(session *s, uint64_t tick_ns)
 {
+    if (s->o->bpf) { /* the kernel took the samples: collect them */
+        rec_bpf_feed_poll(s);
+        return;
+    }
     int elsewhere = 0;
     /* From a pinned target's own CPU only as a real-time process: at
      * normal priority the recorder would run there only when the target
@@ -262,6 +266,10 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
         slot *sl = s->slots[i];
         if (sl->active)
             sl->pinned_cpu = rec_cpu_pinned(sl->target.pid); /* taskset may change it */
+        /* BPF: a process that exits sends nothing more; ask /proc (a
+         * launched child's exit is collected as a tracee's). */
+        if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid))
+            rec_slot_mark_gone(s, sl);
         double nt = sl->sampler ? sl->raw.network_time : 0;
         if (sl->active && nt != sl->last_nettime &&
             rec_output_nettime(s->out, t, sl->target.pid, nt, err))

@@ -276,7 +276,7 @@ int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
     return 0;
 }
 
-void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks)
+void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int off_cpu)
 {
     const rec_raw_sample *raw = &sl->raw;
     rec_read_result res = raw->result;
@@ -314,16 +314,20 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks)
         return;
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
-    *p = (pending_sample){.ticks = ticks, .frames = copy,
+    *p = (pending_sample){.ticks = ticks, .frames = copy, .off_cpu = off_cpu,
                           .addrs = by_address ? (uint64_t *)(copy + nscript) : NULL,
                           .nscript = nscript, .cut = cut, .zam.frame = -1};
     if (p->addrs)
         memcpy(p->addrs, s->frame_addrs, nscript * sizeof *p->addrs);
     s->stats.samples++;
-    s->stats.credited += ticks.owed;
+    /* Off-CPU, the further ticks were zeek away, not on its way to a stop. */
+    s->stats.credited += off_cpu ? 0 : ticks.owed;
+    s->offcpu_samples += off_cpu;
+    s->offcpu_ticks += off_cpu ? 1 + ticks.owed : 0;
     s->stats.deep += cut;
     sl->taken++;
-    sl->credited += ticks.owed;
+    sl->credited += off_cpu ? 0 : ticks.owed;
+    sl->away += off_cpu ? ticks.owed : 0;
     if (sl->capture_skipped) {
         sl->capture_skipped = 0;
         if (!rec_native_is_copier(sl->native)) {

@@ -28,7 +28,8 @@ void rec_say(const session *s, const char *fmt, ...)
 void rec_report_stats(const session *s, uint64_t now)
 {
     double elapsed = (double)(now - s->start_ns) / 1e9;
-    uint64_t bytes = rec_output_bytes(s->out), written = s->stats.samples + s->stats.credited;
+    uint64_t bytes = rec_output_bytes(s->out), written = s->stats.samples + s->stats.credited +
+                                              s->offcpu_ticks - s->offcpu_samples;
     rec_say(s,
         "%.1f s, %" PRIu64 " samples, %" PRIu64 " skipped, %.1f Hz, stop p50 %.0f us p99 %.0f us, "
         "held p50 %.0f us p99 %.0f us, overhead %.2f %%, %.1f KiB written, %.2f B/sample",
@@ -43,7 +44,7 @@ void rec_report_end(const session *s)
 {
     double secs = (double)(rec_now_ns() - s->start_ns) / 1e9;
     const rec_stats *st = &s->stats;
-    uint64_t bytes = rec_output_bytes(s->out), calls = s->gone_reads, written = st->samples + st->credited;
+    uint64_t bytes = rec_output_bytes(s->out), calls = s->gone_reads, written = st->samples + st->credited + s->offcpu_ticks - s->offcpu_samples;
     unsigned parts = rec_output_parts(s->out);
     for (size_t i = 0; i < s->nslots; i++)
         calls += s->slots[i]->reads;
@@ -59,7 +60,9 @@ void rec_report_end(const session *s)
     for (size_t i = 0; i < s->nslots; i++)
         sampled += s->slots[i]->taken > 0;
     double target_secs = secs * (double)(sampled ? sampled : 1);
-    if (!s->o->nonblocking && st->samples) {
+    if (s->o->bpf)
+        rec_bpf_feed_report(s);
+    if (!s->o->nonblocking && !s->o->bpf && st->samples) {
         rec_say(s, "stop time per sample: p50 %.0f us, p99 %.0f us, max %.0f us; target overhead %.2f %% "
             "at most, %.2f %% held for certain; %.2f reads/sample",
             rec_hist_quantile_us(&st->window, 0.5), rec_hist_quantile_us(&st->window, 0.99),
@@ -75,7 +78,7 @@ void rec_report_end(const session *s)
             rec_hist_quantile_us(&st->held, 0.5), rec_hist_quantile_us(&st->held, 0.99),
             st->held.max_ns / 1e3);
     }
-    if (!s->o->nonblocking && st->samples && rec_hist_quantile_us(&st->wait, 0.5) > 30 &&
+    if (!s->o->nonblocking && !s->o->bpf && st->samples && rec_hist_quantile_us(&st->wait, 0.5) > 30 &&
         rec_hist_quantile_us(&st->wait, 0.99) < 1000) {
         /* Slow stops on a quiet host: where the recorder ran, not the load. */
         for (size_t i = 0; i < s->nslots; i++)

@@ -214,7 +214,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
     session s = {.o = o};
     int rc = -1, go = -1, sampling = 0;
     sched_getaffinity(0, sizeof s.home, &s.home);
-    s.follow_cpu = !o->nonblocking && !o->no_follow_cpu;
+    s.follow_cpu = !o->nonblocking && !o->bpf && !o->no_follow_cpu;
     if (prepare_targets(&s, &go, err) || rec_signals_stop_requested())
         goto out;
     if (o->top && !(s.top = rec_top_new(o->top_window_s, !o->output, o->quiet, err)))
@@ -241,14 +241,16 @@ int rec_session_run(const rec_options *o, zs_error *err)
         rc = 0; /* before the first sample: a valid, empty recording */
         goto out;
     }
-    rec_say(&s, "sampling %zu process%s at %g Hz into %s", s.active, s.active == 1 ? "" : "es",
-        o->rate_hz, rec_output_path(s.out));
+    rec_say(&s, "sampling %zu process%s at %g Hz into %s%s", s.active, s.active == 1 ? "" : "es",
+        o->rate_hz, rec_output_path(s.out),
+        o->bpf ? " with the BPF sampler (zeek never stopped; script frames only)" : "");
     if (rec_output_tick(s.out, rec_now_ns(), 0, 0, err))
         goto out;
-    raise_priority(&s);
+    if (!o->bpf) /* zeek never waits for the recorder: nothing to hurry */
+        raise_priority(&s);
     if (s.top)
         rec_top_begin(s.top, s.start_ns);
-    if (o->command && o->nonblocking) {
+    if (o->command && (o->nonblocking || o->bpf)) {
         /* Traced only to catch its exec: let it go for good. */
         rec_tracee *child = &s.slots[0]->tracee;
         rec_ptrace_release(&child, 1, rec_now_ns() + RELEASE_NS);

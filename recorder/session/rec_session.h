@@ -10,6 +10,15 @@
 #include "targets/rec_target.h"
 #include "zs_error.h"
 
+struct rec_bpf;
+
+/* Which sampler takes the samples (--sampler). */
+typedef enum rec_sampler_kind {
+    REC_SAMPLER_PTRACE = 0, /* stops zeek for each sample */
+    REC_SAMPLER_BPF,        /* in the kernel, without stopping zeek */
+    REC_SAMPLER_AUTO,       /* BPF where it can run, else ptrace */
+} rec_sampler_kind;
+
 typedef struct rec_options {
     pid_t *pids;
     size_t npids;
@@ -32,7 +41,15 @@ typedef struct rec_options {
     int top;                 /* --top: a live view of the hottest functions */
     unsigned top_window_s;   /* its "last N seconds" */
     rec_layout_choice layout;
+    rec_sampler_kind sampler;
+    struct rec_bpf *bpf;     /* the BPF sampler, loaded (rec_sampler_choose), or NULL */
 } rec_options;
+
+/* Loads the BPF sampler for --sampler bpf or auto (o->bpf). bpf where it
+ * cannot run: -1 with the reason; auto: ptrace, with the reason in note
+ * (else note is ""). */
+int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *err);
+void rec_sampler_release(rec_options *o);
 
 /* Expects rec_signals_install() to have run. */
 int rec_session_run(const rec_options *o, zs_error *err);

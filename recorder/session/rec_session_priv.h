@@ -71,6 +71,7 @@ typedef struct pending_sample {
     int unwound; /* its capture is for the unwinder; else written with script frames only */
     rec_zam_found zam; /* its capture's words that may be ZAM's instruction */
     int failed;  /* the read failed: nothing to write, but is the target still there? */
+    int off_cpu; /* BPF: taken as zeek left its CPU; its ticks passed while it was away */
 } pending_sample;
 
 /* Samples wait in order (REC_PENDING_SAMPLES of them, rec_constants.h),
@@ -105,6 +106,8 @@ typedef struct slot {
     int warned_late;
     int pinned_cpu;      /* the one CPU it may run on, or -1; checked each second */
     uint64_t taken, credited; /* per process, for the end report */
+    uint64_t away;            /* BPF: further ticks its off-CPU samples stand for */
+    int bpf_added;            /* BPF: the kernel samples its main thread */
     uint64_t reads, stack_copies, stack_copied; /* process_vm_readv calls; stack copies, bytes */
     uint64_t stop_max_ns, held_max_ns; /* its longest stop, and longest part (c) */
     uint64_t elsewhere_ns, elsewhere_samples; /* its stops' part (b) */
@@ -152,6 +155,8 @@ typedef struct session {
                                full, or the last capture not handed over yet */
     /* The unwinders' counts of targets gone before the end, for the report. */
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
+    /* --sampler bpf: off-CPU samples and the ticks they stand for; polls that failed. */
+    uint64_t offcpu_samples, offcpu_ticks, bpf_poll_errors;
 } session;
 
 /* rec_report.c: what the recorder says (nothing with -q). */
@@ -185,11 +190,18 @@ int rec_loop_run(struct session *s, zs_error *err);
 /* Keeps what sl->raw holds (called right after the target was resumed:
  * decodes and copies, nothing more); with_stack: its registers and stack
  * were asked for in this window. */
-void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span ticks);
+void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span ticks, int off_cpu);
 /* Writes the targets' samples, oldest first across all of them: with wait,
  * all (waiting for their unwinds), else up to the first whose unwind is not
  * back and that was taken at or after give_up_ns (0: none given up; when a
  * ring is full, every one). Waits for the answers of a target that is gone. */
 int rec_pending_write(struct session *s, int wait, uint64_t give_up_ns, zs_error *err);
+
+/* rec_bpf_feed.c: the BPF sampler's side of the session (s->o->bpf). */
+int rec_bpf_feed_add(struct session *s, slot *sl, zs_error *err);
+void rec_bpf_feed_remove(struct session *s, slot *sl);
+/* Every record waiting, kept in pending order. */
+void rec_bpf_feed_poll(struct session *s);
+void rec_bpf_feed_report(const struct session *s);
 
 #endif

@@ -46,9 +46,14 @@ int rec_slot_inspect(session *s, slot *sl, pid_t pid, zs_error *err)
                : 0;
 }
 
-/* Blocking mode seizes (nonblocking never traces). */
+/* Blocking mode seizes; the BPF sampler points the kernel at the target's
+ * main thread (nonblocking never traces, nor does BPF). */
 int rec_slot_seize(session *s, slot *sl, zs_error *err)
 {
+    if (s->o->bpf) {
+        sl->bpf_added = rec_bpf_feed_add(s, sl, err) == 0;
+        return sl->bpf_added ? 0 : -1;
+    }
     return s->o->nonblocking ? 0 : rec_ptrace_seize(&sl->tracee, sl->target.pid, 0, err);
 }
 
@@ -73,8 +78,28 @@ static int announce(session *s, slot *sl, zs_error *err)
     return 0;
 }
 
+/* --sampler bpf: the kernel samples the target's main thread; no stop,
+ * no sampler of ours, script frames only. */
+static int activate_bpf(session *s, slot *sl, zs_error *err)
+{
+    if (rec_raw_sample_init(&sl->raw, &sl->target.layout, ZS_MAX_FRAMES, 0))
+        return zs_fail(err, ZS_E_NOMEM, "sampler");
+    if (!sl->bpf_added) { /* launched: traced only to catch its exec */
+        if (rec_bpf_feed_add(s, sl, err))
+            return -1;
+        sl->bpf_added = 1;
+    }
+    rec_cpu_open(&sl->cpu, sl->target.pid);
+    sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
+    sl->active = 1;
+    s->active++;
+    return announce(s, sl, err);
+}
+
 int rec_slot_activate(session *s, slot *sl, zs_error *err)
 {
+    if (s->o->bpf)
+        return activate_bpf(s, sl, err);
     if (!(sl->sampler = rec_sampler_new(&sl->target, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
     if (!s->o->native && !s->o->nonblocking && zs_cmdline_zam(sl->target.cmdline) &&
@@ -167,11 +192,13 @@ int rec_slots_release_gone(session *s, size_t i, zs_error *err)
         snprintf(msg, sizeof msg, "pid %d exited with status %d", (int)sl->target.pid, WEXITSTATUS(st));
     else
         snprintf(msg, sizeof msg, "pid %d is gone", (int)sl->target.pid);
-    rec_say(s, "%s (%" PRIu64 " samples)", msg, sl->taken + sl->credited);
+    rec_say(s, "%s (%" PRIu64 " samples)", msg, sl->taken + sl->credited + sl->away);
     int rc = rec_output_event(s->out, rec_since_start_us(s, rec_now_ns()), sl->target.pid,
                               ZS_EV_TARGET_EXITED, (uint64_t)st, msg, err);
     rec_output_drop_process(s->out, sl->target.pid);
-    s->gone_samples += sl->taken + sl->credited;
+    s->gone_samples += sl->taken + sl->credited + sl->away;
+    if (sl->bpf_added)
+        rec_bpf_feed_remove(s, sl);
     s->gone_reads += sl->reads;
     s->gone_targets++;
     s->gone_copied += sl->stack_copied;

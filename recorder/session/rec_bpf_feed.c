@@ -1,0 +1,146 @@
+/* The session's side of the BPF sampler: choosing it, pointing it at each
+ * target's main thread, and feeding its records into the same pending
+ * order as the ptrace window's (each record becomes the slot's capture
+ * record, rec_bpf_sample.h). Built without BPF, every call says so. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session/rec_session_priv.h"
+
+#ifdef ZS_HAVE_BPF
+#include "bpf/rec_bpf.h"
+#include "bpf/rec_bpf_sample.h"
+
+int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *err)
+{
+    note[0] = '\0';
+    o->bpf = NULL;
+    if (o->sampler == REC_SAMPLER_PTRACE)
+        return 0;
+    zs_error why = {0};
+    o->bpf = rec_bpf_open((unsigned)(o->rate_hz + 0.5), 0, &why);
+    if (o->bpf) {
+        o->sampler = REC_SAMPLER_BPF;
+        return 0;
+    }
+    if (o->sampler == REC_SAMPLER_BPF)
+        return zs_fail(err, why.code, "--sampler bpf: %s", why.detail);
+    o->sampler = REC_SAMPLER_PTRACE;
+    snprintf(note, note_len, "sampling with ptrace: the BPF sampler cannot run here: %s",
+             why.detail);
+    return 0;
+}
+
+void rec_sampler_release(rec_options *o)
+{
+    rec_bpf_close(o->bpf);
+    o->bpf = NULL;
+}
+
+int rec_bpf_feed_add(session *s, slot *sl, zs_error *err)
+{
+    rec_bpf_params p;
+    if (rec_bpf_params_of(&sl->target, ZS_MAX_FRAMES, &p, err))
+        return -1;
+    /* Zeek runs its scripts on its main thread, whose tid is its pid. */
+    return rec_bpf_add_target(s->o->bpf, sl->target.pid, sl->target.pid, &p, err);
+}
+
+void rec_bpf_feed_remove(session *s, slot *sl)
+{
+    if (s->o->bpf)
+        rec_bpf_remove_target(s->o->bpf, sl->target.pid);
+}
+
+static slot *slot_of(const session *s, pid_t pid)
+{
+    for (size_t i = 0; i < s->nslots; i++)
+        if (s->slots[i]->target.pid == pid && s->slots[i]->active)
+            return s->slots[i];
+    return NULL;
+}
+
+/* One record: the slot's capture record, kept for its ticks. An off-CPU
+ * record stands for the ticks that passed while zeek was away, from when
+ * it left the CPU (its stack then) until it came back. */
+static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
+{
+    session *s = ctx;
+    slot *sl = slot_of(s, (pid_t)ev->pid);
+    if (!sl || !ev->weight)
+        return 0;
+    int off_cpu = ev->type == REC_BPF_OFFCPU;
+    uint64_t last = off_cpu ? ev->time_ns + ev->off_ns : ev->time_ns;
+    tick_span ticks = {ev->time_ns, ev->weight - 1, last};
+    rec_bpf_sample_fill(ev, len, &sl->target.layout, &sl->raw);
+    rec_pending_keep(s, sl, 0, ticks, off_cpu);
+    return 0;
+}
+
+void rec_bpf_feed_poll(session *s)
+{
+    if (rec_bpf_poll(s->o->bpf, take_record, s) < 0)
+        s->bpf_poll_errors++;
+}
+
+void rec_bpf_feed_report(const session *s)
+{
+    uint64_t c[REC_BPF_C__COUNT];
+    if (rec_bpf_counters(s->o->bpf, c))
+        return;
+    uint64_t failed = 0;
+    for (unsigned k = 0; k < REC_BPF_BAD__COUNT; k++)
+        failed += c[REC_BPF_C_BAD + k];
+    rec_say(s, "sampler: bpf (zeek never stopped): %" PRIu64 " on-CPU ticks, %" PRIu64
+        " off-CPU samples standing for %" PRIu64 " ticks; %" PRIu64 " reads failed (a page not "
+        "in memory: counted, not guessed), %" PRIu64 " records lost to a full ring",
+        c[REC_BPF_C_TICKS], c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT], failed,
+        c[REC_BPF_C_RING_FULL]);
+    if (s->o->verbose && failed) {
+        char line[512];
+        size_t at = 0;
+        for (unsigned k = 0; k < REC_BPF_BAD__COUNT && at < sizeof line; k++)
+            if (c[REC_BPF_C_BAD + k])
+                at += (size_t)snprintf(line + at, sizeof line - at, " %s %" PRIu64,
+                                       rec_bpf_counter_name(REC_BPF_C_BAD + k), c[REC_BPF_C_BAD + k]);
+        rec_say(s, "sampler: failed reads by kind:%s", line);
+    }
+}
+
+#else
+
+int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *err)
+{
+    note[0] = '\0';
+    o->bpf = NULL;
+    if (o->sampler == REC_SAMPLER_BPF)
+        return zs_fail(err, ZS_E_NO_BPF, "--sampler bpf: this recorder was built without the BPF "
+                       "sampler (clang, bpftool and libbpf-dev at build time)");
+    if (o->sampler == REC_SAMPLER_AUTO)
+        snprintf(note, note_len, "sampling with ptrace: this recorder was built without the BPF "
+                 "sampler");
+    o->sampler = REC_SAMPLER_PTRACE;
+    return 0;
+}
+
+void rec_sampler_release(rec_options *o) { (void)o; }
+
+int rec_bpf_feed_add(session *s, slot *sl, zs_error *err)
+{
+    (void)s;
+    (void)sl;
+    return zs_fail(err, ZS_E_NO_BPF, "built without the BPF sampler");
+}
+
+void rec_bpf_feed_remove(session *s, slot *sl)
+{
+    (void)s;
+    (void)sl;
+}
+
+void rec_bpf_feed_poll(session *s) { (void)s; }
+
+void rec_bpf_feed_report(const session *s) { (void)s; }
+
+#endif

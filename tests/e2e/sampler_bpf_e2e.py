@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""zeek-spy-record --sampler bpf against the test double of Zeek: samples
+taken in the kernel, the target never stopped nor traced.
+
+    sampler_bpf_e2e.py BUILD_DIR attach GEN [--stripped]  # shares vs the double's truth
+    sampler_bpf_e2e.py BUILD_DIR compare GEN              # bpf and ptrace agree
+    sampler_bpf_e2e.py BUILD_DIR all                      # --all, a worker killed and a new one
+    sampler_bpf_e2e.py BUILD_DIR launch GEN               # -- COMMAND
+    sampler_bpf_e2e.py BUILD_DIR kill                     # SIGKILL mid-recording
+    sampler_bpf_e2e.py BUILD_DIR choice                   # bpf refused, auto falls back
+
+Exit 77 (skipped) where the BPF sampler cannot run, with the reason.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import record_e2e as e2e
+
+SKIP = 77
+RATE_HZ = 1000
+# Capabilities BPF needs (and root's CAP_SYS_ADMIN, which stands in for them).
+NO_BPF_CAPS = ["setpriv", "--bounding-set", "-bpf,-perfmon,-sys_admin", "--"]
+
+
+def fail(msg):
+    e2e.fail(msg)
+
+
+def skip_unless_bpf(env):
+    """Skips (77) with the recorder's own reason where BPF cannot run."""
+    p = subprocess.Popen([env.target, "--seconds", "3", "--quiet"], stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    r = e2e.run([env.record, "--sampler", "bpf", "-p", str(p.pid), "-d", "0.2", "-o",
+                 env.path("probe.zspy")])
+    p.kill()
+    p.wait()
+    if r.returncode != 0 and "BPF" in r.stderr:
+        print("SKIP: " + r.stderr.strip())
+        sys.exit(SKIP)
+
+
+def held_ids(pid):
+    """{("prog"|"link"|"map", id)} the process holds, from its fds' fdinfo:
+    what it put into the kernel (others' BPF programs, a concurrent test's,
+    are not ours)."""
+    ids = set()
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except FileNotFoundError:
+        return ids
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                for line in f:
+                    m = re.match(r"(prog|link|map)_id:\s+(\d+)", line)
+                    if m:
+                        ids.add((m.group(1), int(m.group(2))))
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return ids
+
+
+def in_kernel(ids):
+    """Of ids, those the kernel still has."""
+    left = set()
+    for what in ("prog", "link", "map"):
+        r = e2e.run(["bpftool", "-j", what, "show"])
+        if r.returncode != 0:
+            fail("bpftool %s show: %s" % (what, r.stderr.strip()))
+        present = {int(x) for x in re.findall(r'"id":(\d+)', r.stdout)}
+        left |= {(w, i) for w, i in ids if w == what and i in present}
+    return left
+
+
+def run_watched(cmd, watch_pids=(), seconds_in=1.5):
+    """Runs the recorder; while it records, the BPF objects it holds. Returns
+    (returncode, stderr, ids)."""
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    watches = [TracerWatch(pid) for pid in watch_pids]
+    time.sleep(seconds_in)
+    ids = held_ids(p.pid)
+    _, err = p.communicate(timeout=120)
+    print(err.strip())
+    for w in watches:
+        w.check("--sampler bpf")
+    return p.returncode, err, ids
+
+
+def assert_released(ids, what):
+    """None of the programs, links and maps the recorder held is left in the
+    kernel (freeing them after the last fd closes is deferred: a moment)."""
+    if not any(w == "prog" for w, _ in ids):
+        fail("%s: the recorder held no BPF program while it recorded" % what)
+    for _ in range(50):
+        left = in_kernel(ids)
+        if not left:
+            print("  the %d BPF objects it held are gone from the kernel" % len(ids))
+            return
+        time.sleep(0.1)
+    fail("%s: BPF objects of the recorder still in the kernel: %s" % (what, sorted(left)))
+
+
+class TracerWatch:
+    """Reads TracerPid and the state of pid every 20 ms while it runs: the
+    BPF sampler must never trace nor stop it."""
+
+    def __init__(self, pid):
+        self.pid, self.seen, self.bad = pid, 0, []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                tracer, state = e2e.tracer_state(self.pid)
+            except (FileNotFoundError, ProcessLookupError):
+                return
+            self.seen += 1
+            if tracer not in (0, None) or state in ("t", "T"):
+                self.bad.append((tracer, state))
+            time.sleep(0.02)
+
+    def check(self, what):
+        self.done.set()
+        self.thread.join()
+        if self.bad:
+            fail("%s: the target was traced or stopped: %s" % (what, self.bad[:5]))
+        if self.seen < 10:
+            fail("%s: the target's state was read only %d times" % (what, self.seen))
+        print("  TracerPid 0 and never stopped in %d looks" % self.seen)
+
+
+def record_bpf(env, rec, pid, seconds, extra=()):
+    rc, err, ids = run_watched([env.record, "--sampler", "bpf", "-r", str(RATE_HZ), "-p", str(pid),
+                                "-d", str(seconds), "-o", rec] + list(extra), [pid])
+    if rc != 0:
+        fail("record --sampler bpf exited %d" % rc)
+    if "with the BPF sampler" not in err or "sampler: bpf" not in err:
+        fail("the recorder did not say it sampled with BPF")
+    assert_released(ids, "after the recording")
+    return subprocess.CompletedProcess([], rc, "", err)
+
+
+def test_attach(env):
+    """Shares of the double's functions within the tolerance of its own
+    truth, over the seconds recorded, never stopped, nothing left behind."""
+    rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
+    target = e2e.start_target(env, 9, truth)
+    r = record_bpf(env, rec, target.pid, 6)
+    if target.wait(timeout=30) != 0:
+        fail("target failed after being recorded")
+    e2e.check_profile(env, rec, truth, 5000, retryable=True, recorder_stderr=r.stderr)
+
+
+def test_compare(env):
+    """A bpf and a ptrace recording of the same process agree with each
+    other, idle included: each within the tolerance of the double's truth
+    over its own seconds (one after the other: a stop would be off-CPU time
+    to the BPF sampler)."""
+    truth = env.path("truth.tsv")
+    target = e2e.start_target(env, 14, truth)
+    bpf, ptrace = env.path("bpf.zspy"), env.path("ptrace.zspy")
+    r = record_bpf(env, bpf, target.pid, 5)
+    p = e2e.run([env.record, "--no-native", "-r", str(RATE_HZ), "-p", str(target.pid), "-d", "5",
+                 "-o", ptrace])
+    if p.returncode != 0:
+        fail("record (ptrace) exited %d: %s" % (p.returncode, p.stderr))
+    target.wait(timeout=30)
+    both = {}
+    for name, path in (("bpf", bpf), ("ptrace", ptrace)):
+        print(" %s:" % name)
+        e2e.check_profile(env, path, truth, 4000, retryable=True,
+                          recorder_stderr=r.stderr if name == "bpf" else p.stderr)
+        both[name] = e2e.pprof_flat_shares(env.path("profile.pb.gz"))[0]
+    worst = max(abs(both["bpf"].get(k, 0) - both["ptrace"].get(k, 0))
+                for k in set(both["bpf"]) | set(both["ptrace"]))
+    print("  bpf against ptrace: largest difference %.2f points" % worst)
+
+
+def test_launch(env):
+    rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
+    rc, err, ids = run_watched([env.record, "--sampler", "bpf", "-r", str(RATE_HZ), "-o", rec, "--",
+                                env.target, "--seconds", "7", "--quiet", "--ground-truth", truth])
+    if rc != 0:
+        fail("record --sampler bpf -- COMMAND exited %d" % rc)
+    if "exited with status 0" not in err:
+        fail("recorder did not say that the target exited")
+    assert_released(ids, "after a launch")
+    e2e.check_profile(env, rec, truth, 5000, retryable=True, recorder_stderr=err)
+
+
+def test_all(env):
+    """--all: a worker killed at 2 s and a new one started: its exit noted,
+    the new one recorded, none of them ever stopped."""
+    rec = env.path("all.zspy")
+    build = os.path.join(env.build, "tests", "target")
+    procs = {
+        "worker-1": subprocess.Popen([os.path.join(build, "zeek-double-8.2"), "--seconds", "9",
+                                      "--quiet"], stdout=subprocess.DEVNULL,
+                                     env=dict(os.environ, CLUSTER_NODE="worker-1")),
+        "manager": subprocess.Popen([os.path.join(build, "zeek-double-3.0"), "--seconds", "9",
+                                     "--quiet"], stdout=subprocess.DEVNULL,
+                                    env=dict(os.environ, CLUSTER_NODE="manager")),
+    }
+    time.sleep(0.3)
+    recorder = subprocess.Popen([env.record, "--sampler", "bpf", "--all", "--scan-every", "0.5",
+                                 "-r", "200", "-d", "6", "-o", rec], stderr=subprocess.PIPE, text=True)
+    watches = [TracerWatch(p.pid) for p in procs.values()]
+    time.sleep(2)
+    ids = held_ids(recorder.pid)
+    procs["worker-1"].kill()
+    procs["worker-1"].wait()
+    procs["worker-1b"] = subprocess.Popen([os.path.join(build, "zeek-double-8.0"), "--seconds", "6",
+                                           "--quiet"], stdout=subprocess.DEVNULL,
+                                          env=dict(os.environ, CLUSTER_NODE="worker-1b"))
+    watches.append(TracerWatch(procs["worker-1b"].pid))
+    _, err = recorder.communicate(timeout=60)
+    print(err.strip())
+    if recorder.returncode != 0:
+        fail("recorder --sampler bpf --all exited %d" % recorder.returncode)
+    if not re.search(r"pid %d (is gone|was killed)" % procs["worker-1"].pid, err):
+        fail("the killed worker's exit was not noted")
+    watches[-1].check("--all, the new worker")
+    for w in watches[1:-1]:
+        w.check("--all")
+    for p in procs.values():
+        p.kill()
+        p.wait()
+    assert_released(ids, "after --all")
+    r = e2e.run([env.convert, "--no-cache", "-f", "summary", rec])
+    for node in ("worker-1", "manager", "worker-1b"):
+        if not re.search(r"\d+ +[\d.]+%  \d+ +" + re.escape(node) + " ", r.stdout):
+            fail("no samples of node %s in the per-process table:\n%s" % (node, r.stdout))
+    print("  every node recorded, the killed one's exit noted")
+
+
+def test_kill(env):
+    """SIGKILL mid-recording: what was flushed converts, and nothing of
+    ours stays in the kernel (everything hangs on the recorder's fds)."""
+    rec = env.path("killed.zspy")
+    target = subprocess.Popen([env.target, "--seconds", "8", "--quiet"], stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    recorder = subprocess.Popen([env.record, "--sampler", "bpf", "-r", "500", "-p", str(target.pid),
+                                 "-o", rec], stderr=subprocess.PIPE, text=True)
+    time.sleep(2.6)
+    ids = held_ids(recorder.pid)
+    recorder.kill()
+    recorder.wait()
+    e2e.assert_untouched(target.pid, "after SIGKILL of the recorder")
+    assert_released(ids, "after SIGKILL")
+    # The zstd frame being written when it died is cut: the converter reads
+    # what came before it.
+    r = e2e.run([env.convert, "--no-cache", "-q", "-f", "folded", "-o", "-", rec])
+    if r.returncode != 0 or "HTTP::parse_request" not in r.stdout:
+        fail("the killed recording does not convert: %s %s" % (r.stdout, r.stderr))
+    samples = sum(int(line.rsplit(" ", 1)[1]) for line in r.stdout.splitlines() if line.strip())
+    # Flushed every second: at most the last second is lost.
+    if samples < 500:
+        fail("only %d samples survived 2.6 s at 500 Hz" % samples)
+    target.kill()
+    target.wait()
+    print("  %d samples kept, nothing left attached" % samples)
+
+
+def test_choice(env):
+    """Without the capabilities BPF needs: bpf refuses in one line, naming
+    why; auto records with ptrace and says why in one note line."""
+    target = subprocess.Popen([env.target, "--seconds", "5", "--quiet"], stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    r = e2e.run(NO_BPF_CAPS + [env.record, "--sampler", "bpf", "-p", str(target.pid), "-d", "1",
+                               "-o", env.path("refused.zspy")])
+    lines = r.stderr.strip().splitlines()
+    if r.returncode == 0 or len(lines) != 1 or "--sampler bpf" not in lines[0] or "CAP_BPF" not in lines[0]:
+        fail("--sampler bpf without CAP_BPF: want one line naming the option and the capability, "
+             "got exit %d: %s" % (r.returncode, r.stderr))
+    if os.path.exists(env.path("refused.zspy")):
+        fail("a refused recorder left a file")
+    r = e2e.run(NO_BPF_CAPS + [env.record, "--sampler", "auto", "-p", str(target.pid), "-d", "1",
+                               "-o", env.path("auto.zspy")])
+    notes = [l for l in r.stderr.splitlines() if "note: sampling with ptrace" in l]
+    if r.returncode != 0 or len(notes) != 1 or "CAP_BPF" not in notes[0]:
+        fail("--sampler auto without CAP_BPF: want a recording and one note line, got exit %d: %s"
+             % (r.returncode, r.stderr))
+    if "with the BPF sampler" in r.stderr:
+        fail("auto fell back yet said BPF")
+    e2e.assert_untouched(target.pid, "after auto's ptrace recording")
+    target.kill()
+    target.wait()
+    print("  bpf refused in one line, auto fell back to ptrace with one note")
+
+
+def main():
+    build, test = sys.argv[1], sys.argv[2]
+    gen = sys.argv[3] if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else "8.0"
+    env = e2e.Env(build, gen, "--stripped" in sys.argv)
+    if e2e.run(["go", "version"]).returncode != 0:
+        fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
+    skip_unless_bpf(env)
+    chosen = {"attach": test_attach, "compare": test_compare, "launch": test_launch,
+              "all": test_all, "kill": test_kill, "choice": test_choice}[test]
+    for attempt in (1, 2):
+        try:
+            chosen(env)
+            break
+        except e2e.Shortfall as short:
+            print("  attempt %d: %s" % (attempt, short))
+            if attempt == 2:
+                fail(str(short))
+            env = e2e.Env(build, gen, "--stripped" in sys.argv)
+    print("PASS " + " ".join(sys.argv[2:]))
+
+
+if __name__ == "__main__":
+    main()
