@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""What each sampler takes from zeek, side by side in one run, from the
+kernel's own per-event accounting rather than wall time (which drowns in a
+VM's noise):
+
+- zeek's context switches (its main thread's voluntary + involuntary, from
+  /proc/PID/task/PID/status) per sample, over the same zeek's rate without
+  a recorder (measured before and after);
+- its run-queue wait (schedstat: time runnable but not running) per sample,
+  over that rate;
+- ptrace: the time zeek is held (the recorder's own figures: interrupt to
+  resume);
+- BPF: each program's run time per run, from the kernel's counters
+  (kernel.bpf_stats_enabled, read in the recorder's fdinfo), and for the
+  sched_switch program how many switches of the whole host it saw;
+- the recorder's CPU (user + system, once it runs) per sample.
+
+    sampler_bench.py BUILD_DIR [--seconds S] [--rate HZ] [--busy] [-- ZEEK COMMAND...]
+
+Default target: the test double of Zeek 8.2, stripped, free to move
+between CPUs. --busy runs one CPU burner per core throughout. A real zeek:
+everything after -- is the command to launch (e.g. zeek -r trace.pcap
+local, looped by the caller); it is launched once and measured throughout.
+Needs root (ptrace, BPF, the sysctl). A report, not a gate.
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def task_counters(pid):
+    """(switches, run_ns, wait_ns) of pid's main thread so far."""
+    switches = 0
+    with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+        for line in f:
+            if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                switches += int(line.split()[1])
+    with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
+        run_ns, wait_ns, _ = (int(x) for x in f.read().split())
+    return switches, run_ns, wait_ns
+
+
+def cpu_s(pid):
+    """User + system CPU of pid so far (its own threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bpf_program_stats(pid):
+    """{program name: (run_time_ns, run_cnt)} of the BPF programs pid holds."""
+    out = {}
+    fdinfo = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(fdinfo):
+        try:
+            text = open(os.path.join(fdinfo, fd)).read()
+        except OSError:
+            continue
+        m = re.search(r"prog_id:\s+(\d+)", text)
+        t = re.search(r"run_time_ns:\s+(\d+)", text)
+        c = re.search(r"run_cnt:\s+(\d+)", text)
+        if not (m and t and c):
+            continue
+        show = subprocess.run(["bpftool", "prog", "show", "id", m.group(1)], capture_output=True,
+                              text=True).stdout
+        name = re.search(r"name (\S+)", show)
+        out[name.group(1) if name else m.group(1)] = (int(t.group(1)), int(c.group(1)))
+    return out
+
+
+def set_bpf_stats(on):
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=%d" % on], check=False)
+
+
+def folded_samples(build, rec):
+    r = subprocess.run([os.path.join(build, "zeek-spy-convert"), "--no-cache", "-q", "-f", "folded",
+                        "-o", "-", rec], capture_output=True, text=True)
+    return sum(int(l.rsplit(" ", 1)[1]) for l in r.stdout.splitlines() if l.strip())
+
+
+def held_us(stderr):
+    """The recorder's own p50/p99 of the time zeek was held, or None."""
+    for line in stderr.splitlines():
+        if "held" in line or "stop time" in line:
+            m = re.search(r"p50 ([\d.]+) us, p99 ([\d.]+) us", line)
+            if m:
+                return float(m.group(1)), float(m.group(2))
+    return None
+
+
+def quiet_phase(pid, seconds):
+    before = task_counters(pid)
+    time.sleep(seconds)
+    after = task_counters(pid)
+    return [a - b for a, b in zip(after, before)]
+
+
+def recorded_phase(build, pid, seconds, rate, sampler, tmp):
+    rec = os.path.join(tmp, "%s.zspy" % sampler)
+    cmd = [os.path.join(build, "zeek-spy-record"), "--sampler", sampler, "--no-native", "-r", str(rate),
+           "-p", str(pid), "-o", rec]
+    if sampler == "bpf":
+        cmd.remove("--no-native")  # script frames only with BPF for now
+        set_bpf_stats(1)
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)  # started (the target inspected): counted from here
+    before, cpu0 = task_counters(pid), cpu_s(p.pid)
+    time.sleep(seconds)
+    after, cpu1 = task_counters(pid), cpu_s(p.pid)
+    progs = bpf_program_stats(p.pid) if sampler == "bpf" else {}
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    if sampler == "bpf":
+        set_bpf_stats(0)
+    if p.returncode != 0:
+        sys.exit("recorder (%s) failed: %s" % (sampler, err))
+    return {
+        "deltas": [a - b for a, b in zip(after, before)],
+        "samples": folded_samples(build, rec) * seconds / (seconds + 0.5),
+        "cpu_s": cpu1 - cpu0,
+        "progs": progs,
+        "held": held_us(err),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--rate", type=int, default=100)
+    ap.add_argument("--busy", action="store_true")
+    ap.add_argument("command", nargs="*")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("sampler_bench: needs root (ptrace, BPF and kernel.bpf_stats_enabled)")
+    tmp = tempfile.mkdtemp(prefix="zs-sampler-bench-")
+    burners = []
+    if a.busy:
+        burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count())]
+    double = os.path.join(a.build, "tests", "target", "zeek-double-8.2-stripped")
+    total = a.seconds * 4 + 10
+    cmd = a.command or [double, "--seconds", str(int(total)), "--quiet"]
+    target = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        base1 = quiet_phase(target.pid, a.seconds)
+        runs = {s: recorded_phase(a.build, target.pid, a.seconds, a.rate, s, tmp) for s in ("ptrace", "bpf")}
+        base2 = quiet_phase(target.pid, a.seconds)
+    finally:
+        target.kill()
+        target.wait()
+        for b in burners:
+            b.kill()
+            b.wait()
+    base = [(x + y) / 2 for x, y in zip(base1, base2)]
+    print("sampler_bench: %s, %d Hz, %g s a phase, %s host, %d CPUs; zeek without a recorder: "
+          "%.0f switches/s, run-queue wait %.1f ms/s"
+          % (os.path.basename(cmd[0]), a.rate, a.seconds, "busy (a burner per core)" if a.busy else "quiet",
+             os.cpu_count(), base[0] / a.seconds, base[2] / 1e6 / a.seconds))
+    print("%-7s %8s %22s %22s %18s %22s %24s"
+          % ("sampler", "samples", "extra switches/sample", "extra rq wait us/smp", "recorder CPU us/smp",
+             "zeek held p50/p99 us", "BPF ns/run (runs)"))
+    for name, r in runs.items():
+        n = max(r["samples"], 1)
+        switches = (r["deltas"][0] - base[0]) / n
+        wait = (r["deltas"][2] - base[2]) / 1e3 / n
+        held = "%.0f / %.0f" % r["held"] if r["held"] and name == "ptrace" else "never held"
+        progs = ", ".join("%s %.0f (%d)" % (k, t / c if c else 0, c) for k, (t, c) in sorted(r["progs"].items()))
+        print("%-7s %8.0f %22.3f %22.1f %18.1f %22s %24s"
+              % (name, r["samples"], switches, wait, r["cpu_s"] * 1e6 / n, held, progs or "-"))
+
+
+if __name__ == "__main__":
+    main()
