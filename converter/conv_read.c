@@ -724,6 +724,7 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_PROCESS: return add_process(rd, rec, err);
     case ZS_REC_STACK: return define_stack(rd, rec, err);
     case ZS_REC_SAMPLE: return count_sample(rd, rec, err);
+    case ZS_REC_SAMPLES_OFF_CPU: return 0; /* the reader hands its samples out as ZS_REC_SAMPLE */
     case ZS_REC_SNAPSHOT: return add_snapshot(rd, rec, err);
     case ZS_REC_EVENT: note_event(rd, rec); return 0;
     case ZS_REC_TRAILER: return 0;

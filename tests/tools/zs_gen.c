@@ -1094,7 +1094,7 @@ int main(int argc, char **argv)
         if (s->id < 0 && write_stack(w, wr, s, next_id++, o.native, &err))
             goto fail;
         s->count++;
-        if (zs_writer_sample(wr, t, (uint64_t)s->id, &err))
+        if (zs_writer_sample(wr, t, (uint64_t)s->id, 0, &err))
             goto fail;
         if (i && i % ten_seconds == 0 && rng_below(&r, 2)) {
             uint64_t lost = 1 + rng_below(&r, 3);
