@@ -15,12 +15,14 @@ enum { ZS_MAGIC_LEN = 8 };
 
 /* Bumped when a reader of the previous version would misread a file. Readers
  * read every version up to their own; record types they do not know are
- * skipped (and counted), so adding a record type needs no bump. */
-enum { ZS_FORMAT_VERSION = 6 }; /* 2: native frames (func 0) and SYMBOL records;
+ * skipped (and counted), so adding a record type needs no bump, unless
+ * skipping it loses what the file means (7: samples). */
+enum { ZS_FORMAT_VERSION = 7 }; /* 2: native frames (func 0) and SYMBOL records;
                                    3: a native frame names a LOCATION, no longer a SYMBOL;
                                    4: each frame of a STACK says its kind;
                                    5: a STACK opens with the first frames of an earlier one;
-                                   6: a script frame's stmt may name a ZAM instruction */
+                                   6: a script frame's stmt may name a ZAM instruction;
+                                   7: SAMPLES_OFF_CPU, samples taken off the CPU */
 
 typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
@@ -34,8 +36,10 @@ typedef enum zs_record_type {
                             a script frame's first the Func, followed by varint stmt;
                             a native frame's first its LOCATION id. Formats 1-3:
                             varint func, varint stmt (func 0: native, stmt its id) */
-    ZS_REC_SAMPLES = 4,  /* varint n, n x varint dt_us (since the previous sample),
-                            n x varint stack id: a batch, in columns */
+    ZS_REC_SAMPLES = 4,  /* varint n, n x varint dt_us (since the previous sample,
+                            of either SAMPLES type), n x varint stack id: a batch,
+                            in columns. Format 7, a sampler that tells them apart
+                            (header key sampler not "ptrace"): taken on the CPU */
     ZS_REC_SNAPSHOT = 5, /* varint pid, varint address, varint length, bytes */
     ZS_REC_EVENT = 6,    /* varint t_us, varint pid, varint kind, varint value, string */
     ZS_REC_TRAILER = 7,  /* varint samples, varint skipped, varint end t_us */
@@ -54,6 +58,9 @@ typedef enum zs_record_type {
                              function, varint file, varint line), innermost
                              first: a LOCATION's source lines and inlined
                              functions; function and file are SYMBOL ids */
+    ZS_REC_SAMPLES_OFF_CPU = 13, /* format 7: as SAMPLES, samples taken while the
+                                    process was off its CPU (one per tick that passed
+                                    while it was away, with the stack it left with) */
 } zs_record_type;
 
 typedef enum zs_event_kind {

@@ -40,6 +40,7 @@ struct zs_reader {
     /* The SAMPLES record being handed out one sample at a time. */
     size_t batch_left;
     zs_cursor batch_dt, batch_id;
+    int batch_off_cpu; /* a SAMPLES_OFF_CPU record (format 7) */
 
     /* Per process, the next MODULE and LOCATION ids (dense, in order). */
     struct native_ids { uint32_t pid; uint64_t modules, locations; } *pids;
@@ -279,6 +280,7 @@ static int next_sample(zs_reader *r, zs_record *rec)
     zs_get_varint(&r->batch_id, &rec->sample.stack_id);
     r->t_us += dt;
     rec->sample.t_us = r->t_us;
+    rec->sample.off_cpu = r->batch_off_cpu;
     r->batch_left--;
     return 0;
 }
@@ -373,8 +375,9 @@ static int decode_stack(zs_reader *r, zs_cursor *c, zs_record *rec)
 }
 
 /* Checks the whole batch now: two columns of n varints that fill the
- * payload exactly. Samples are then handed out one by one (next_sample). */
-static int decode_samples(zs_reader *r, zs_cursor *c, zs_record *rec)
+ * payload exactly. Samples are then handed out one by one (next_sample),
+ * off_cpu for a SAMPLES_OFF_CPU batch. */
+static int decode_samples(zs_reader *r, zs_cursor *c, zs_record *rec, int off_cpu)
 {
     uint64_t n, v;
     if (zs_get_varint(c, &n) || n == 0 || n > (uint64_t)(c->end - c->p))
@@ -391,6 +394,7 @@ static int decode_samples(zs_reader *r, zs_cursor *c, zs_record *rec)
     if (c->p != c->end)
         return -1;
     r->batch_left = (size_t)n;
+    r->batch_off_cpu = off_cpu;
     return next_sample(r, rec);
 }
 
@@ -547,7 +551,9 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
         rec->process.items = r->kv;
         return get_u32(c, &rec->process.pid) || decode_kv(r, c, &rec->process.count) ? -1 : 0;
     case ZS_REC_STACK: return decode_stack(r, c, rec);
-    case ZS_REC_SAMPLES: return decode_samples(r, c, rec);
+    case ZS_REC_SAMPLES: return decode_samples(r, c, rec, 0);
+    case ZS_REC_SAMPLES_OFF_CPU: /* before format 7 a type this reader skips */
+        return r->version >= 7 ? decode_samples(r, c, rec, 1) : 1;
     case ZS_REC_SNAPSHOT: return decode_snapshot(c, rec);
     case ZS_REC_EVENT: return decode_event(r, c, rec);
     case ZS_REC_NETTIME: return decode_nettime(c, rec);

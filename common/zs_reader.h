@@ -10,7 +10,8 @@
 
 typedef struct zs_reader zs_reader;
 
-/* The reader hands a SAMPLES batch out as one record per sample. */
+/* The reader hands a SAMPLES or (format 7) SAMPLES_OFF_CPU batch out as one
+ * record per sample, of type ZS_REC_SAMPLE, off_cpu saying which. */
 #define ZS_REC_SAMPLE ZS_REC_SAMPLES
 
 typedef struct zs_record {
@@ -20,7 +21,12 @@ typedef struct zs_record {
         struct { const zs_kv *items; size_t count; } header;
         struct { uint32_t pid; const zs_kv *items; size_t count; } process;
         struct { uint64_t id; uint32_t pid; size_t nframes; const zs_frame *frames; } stack;
-        struct { uint64_t t_us; uint64_t stack_id; } sample; /* t_us: since start */
+        struct {
+            uint64_t t_us;     /* since start */
+            uint64_t stack_id;
+            int off_cpu;       /* format 7: from a SAMPLES_OFF_CPU batch (taken while
+                                  the process was off its CPU); always 0 before */
+        } sample;
         struct { uint32_t pid; uint64_t addr; size_t len; const uint8_t *data; } snapshot;
         struct { uint64_t t_us; uint32_t pid; uint32_t kind; uint64_t value; const char *message; } event;
         struct { uint64_t samples; uint64_t skipped; uint64_t t_us; } trailer;

@@ -35,10 +35,12 @@ struct zs_writer {
     ZSTD_CCtx *cctx;
     uint64_t last_t_us;
     /* Samples wait here and go out as one SAMPLES record per flush: in
-     * columns they compress to ~3 bytes a sample instead of ~4.2. */
+     * columns they compress to ~3 bytes a sample instead of ~4.2. A batch
+     * is of one kind (pend_off_cpu): a sample of the other cuts it. */
     uint64_t pend_dt[ZS_SAMPLE_BATCH];
     uint64_t pend_id[ZS_SAMPLE_BATCH];
     size_t npend;
+    int pend_off_cpu;
     uint64_t written;   /* bytes on disk, all of them decodable */
     uint64_t frame_raw; /* bytes of records in the open frame */
     int broken;         /* a write failed: the compressor is ahead of the file */
@@ -193,7 +195,7 @@ static int emit_samples(zs_writer *w, zs_error *err)
         return 0;
     if (reserve(w, (1 + 2 * w->npend) * ZS_VARINT_MAX, err))
         return -1;
-    size_t at = begin_record(w, ZS_REC_SAMPLES);
+    size_t at = begin_record(w, w->pend_off_cpu ? ZS_REC_SAMPLES_OFF_CPU : ZS_REC_SAMPLES);
     zs_put_varint(&w->buf, w->npend);
     for (size_t i = 0; i < w->npend; i++)
         zs_put_varint(&w->buf, w->pend_dt[i]);
@@ -204,8 +206,12 @@ static int emit_samples(zs_writer *w, zs_error *err)
     return 0;
 }
 
-int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, zs_error *err)
+int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, int off_cpu, zs_error *err)
 {
+    off_cpu = off_cpu != 0;
+    if (w->npend && w->pend_off_cpu != off_cpu && emit_samples(w, err))
+        return -1;
+    w->pend_off_cpu = off_cpu;
     uint64_t dt = t_us >= w->last_t_us ? t_us - w->last_t_us : 0;
     w->last_t_us += dt;
     w->pend_dt[w->npend] = dt;

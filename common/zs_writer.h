@@ -26,8 +26,12 @@ int zs_writer_stack(zs_writer *w, uint64_t id, uint32_t pid, const zs_frame *fra
  * written. frames holds the whole stack. */
 int zs_writer_stack_from(zs_writer *w, uint64_t id, uint32_t pid, const zs_stack_base *from,
                          const zs_frame *frames, size_t n, zs_error *err);
-/* t_us: microseconds since the recording's start; must not go backwards. */
-int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, zs_error *err);
+/* t_us: microseconds since the recording's start; must not go backwards.
+ * off_cpu: taken while the process was off its CPU (a SAMPLES_OFF_CPU
+ * record), else on it or, for a sampler that cannot tell, wall-clock (a
+ * SAMPLES record). Samples of both kinds share one clock: each one's dt
+ * counts from the sample before it, of either kind. */
+int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, int off_cpu, zs_error *err);
 int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *data, size_t len,
                        zs_error *err);
 int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kind, uint64_t value,

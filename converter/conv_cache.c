@@ -32,6 +32,7 @@ static const char *const migrations[] = {
     CACHE_MIGRATION2_SQL, /* version 2: schema/migration2.sql */
     CACHE_MIGRATION3_SQL, /* version 3: schema/migration3.sql */
     CACHE_MIGRATION4_SQL, /* version 4: schema/migration4.sql */
+    CACHE_MIGRATION5_SQL, /* version 5: schema/migration5.sql */
 };
 enum { CACHE_VERSION = sizeof migrations / sizeof *migrations - 1 };
 
@@ -62,14 +63,14 @@ static const char *const statement_sql[ST__COUNT] = {
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_FIND] = "SELECT id, converter, zeek_version, host, recorder_version, start_wall_ns,"
-                " duration_ns, period_ns, samples, skipped, unresolved, torn"
+                " duration_ns, period_ns, samples, skipped, unresolved, torn, view, marked, off_cpu"
                 " FROM recordings WHERE key = ?1",
     /* The child rows go with it (ON DELETE CASCADE, foreign_keys is on). */
     [ST_DELETE] = "DELETE FROM recordings WHERE key = ?1",
     [ST_INSERT_RECORDING] =
         "INSERT INTO recordings (key, converter, stored_at, zeek_version, host, recorder_version,"
-        " start_wall_ns, duration_ns, period_ns, samples, skipped, unresolved, torn)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        " start_wall_ns, duration_ns, period_ns, samples, skipped, unresolved, torn, view, marked,"
+        " off_cpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     [ST_INSERT_FUNCTION] = "INSERT INTO functions (recording, idx, name, file, start_line, native)"
                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_INSERT_LOCATION] = "INSERT INTO locations (recording, idx, function, line, mapping, address,"
@@ -466,7 +467,7 @@ static int64_t column_i64(sqlite3_stmt *s, int i)
 /* The columns of each SELECT, in statement_sql's order. */
 enum { FIND_ID, FIND_CONVERTER, FIND_ZEEK_VERSION, FIND_HOST, FIND_RECORDER_VERSION,
        FIND_START_WALL_NS, FIND_DURATION_NS, FIND_PERIOD_NS, FIND_SAMPLES, FIND_SKIPPED,
-       FIND_UNRESOLVED, FIND_TORN };
+       FIND_UNRESOLVED, FIND_TORN, FIND_VIEW, FIND_MARKED, FIND_OFF_CPU };
 enum { FUNCTION_IDX, FUNCTION_NAME, FUNCTION_FILE, FUNCTION_START_LINE, FUNCTION_NATIVE };
 enum { LOCATION_IDX, LOCATION_FUNCTION, LOCATION_LINE, LOCATION_MAPPING, LOCATION_ADDRESS,
        LOCATION_INLINED };
@@ -491,6 +492,10 @@ static int load_meta(sqlite3_stmt *s, conv_meta *m)
     m->skipped = (uint64_t)column_i64(s, FIND_SKIPPED);
     m->unresolved = (uint64_t)column_i64(s, FIND_UNRESOLVED);
     m->torn = (uint64_t)column_i64(s, FIND_TORN);
+    const char *view = (const char *)sqlite3_column_text(s, FIND_VIEW);
+    m->cpu_view = view && !strcmp(view, "cpu");
+    m->marked = column_i64(s, FIND_MARKED) != 0;
+    m->off_cpu = (uint64_t)column_i64(s, FIND_OFF_CPU);
     return 0;
 }
 
@@ -722,7 +727,7 @@ static const char *check_profile(const conv_profile *p)
 /* The parameters of each INSERT, in statement_sql's order. */
 enum { REC_KEY = 1, REC_CONVERTER, REC_STORED_AT, REC_ZEEK_VERSION, REC_HOST, REC_RECORDER_VERSION,
        REC_START_WALL_NS, REC_DURATION_NS, REC_PERIOD_NS, REC_SAMPLES, REC_SKIPPED,
-       REC_UNRESOLVED, REC_TORN };
+       REC_UNRESOLVED, REC_TORN, REC_VIEW, REC_MARKED, REC_OFF_CPU };
 enum { ROW_RECORDING = 1, ROW_IDX }; /* every child row starts so */
 enum { FUNCTION_P_NAME = 3, FUNCTION_P_FILE, FUNCTION_P_START_LINE, FUNCTION_P_NATIVE };
 enum { LOCATION_P_FUNCTION = 3, LOCATION_P_LINE, LOCATION_P_MAPPING, LOCATION_P_ADDRESS,
@@ -748,6 +753,9 @@ static int store_recording(conv_cache *c, const char *key, const conv_meta *m, s
     sqlite3_bind_int64(s, REC_SKIPPED, (sqlite3_int64)m->skipped);
     sqlite3_bind_int64(s, REC_UNRESOLVED, (sqlite3_int64)m->unresolved);
     sqlite3_bind_int64(s, REC_TORN, (sqlite3_int64)m->torn);
+    sqlite3_bind_text(s, REC_VIEW, m->cpu_view ? "cpu" : "wall", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, REC_MARKED, m->marked != 0);
+    sqlite3_bind_int64(s, REC_OFF_CPU, (sqlite3_int64)m->off_cpu);
     int rc = run(c, ST_INSERT_RECORDING);
     *id = sqlite3_last_insert_rowid(c->db);
     return rc;

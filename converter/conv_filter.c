@@ -39,6 +39,19 @@ int conv_bound_parse(const char *opt, const char *text, conv_bound *b, zs_error 
     return 0;
 }
 
+int conv_view_parse(const char *text, conv_view *v, zs_error *err)
+{
+    if (!strcmp(text, "wall"))
+        *v = CONV_VIEW_WALL;
+    else if (!strcmp(text, "cpu"))
+        *v = CONV_VIEW_CPU;
+    else
+        return zs_fail(err, ZS_E_USAGE, "--view: '%s' is not wall or cpu", text);
+    return 0;
+}
+
+const char *conv_view_name(conv_view v) { return v == CONV_VIEW_CPU ? "cpu" : "wall"; }
+
 int conv_filter_add_pid(conv_filter *f, uint32_t pid)
 {
     if (zs_grow(&f->pids, &f->pids_cap, f->npids + 1, sizeof *f->pids, 8))

@@ -45,6 +45,9 @@ static void header(const zs_record *r, FILE *out)
     if (part)
         fprintf(out, ", part %s of session %.8s", part, zs_kv_get(kv, n, "session_id") ? zs_kv_get(kv, n, "session_id") : "?");
     fputc('\n', out);
+    /* Format 7 names it; every recording before was the ptrace sampler's. */
+    const char *sampler = zs_kv_get(kv, n, "sampler");
+    fprintf(out, "  sampler: %s\n", sampler ? sampler : "ptrace");
 }
 
 static void process(const zs_record *r, FILE *out)
@@ -111,6 +114,12 @@ static void summary(const info *in, const conv_read_totals *t, const conv_read_r
             fprintf(out, ", network time %.6f .. %.6f", p->net_first, p->net_last);
         fputc('\n', out);
     }
+    if (t->marked)
+        fprintf(out, "  %" PRIu64 " on-CPU samples, %" PRIu64 " off-CPU samples (%.1f%% off-CPU)\n",
+                t->samples - t->off_cpu, t->off_cpu,
+                t->samples ? 100.0 * (double)t->off_cpu / (double)t->samples : 0.0);
+    else if (t->format_version >= 7)
+        fprintf(out, "  samples not marked on or off the CPU: all wall-clock\n");
     fprintf(out, "  %" PRIu64 " samples, %" PRIu64 " distinct stacks, %" PRIu64
             " skipped ticks, %" PRIu64 " torn reads; snapshot %" PRIu64 " bytes in %" PRIu64
             " regions\n",

@@ -103,6 +103,10 @@ static void usage(FILE *out)
             "                        (120.5), UTC wall-clock time (2026-11-30T03:45:00 or\n"
             "                        @UNIXTIME), or Zeek network time (net:1700000000.5)\n"
             "      --to TIME         only samples before TIME (same forms)\n"
+            "      --view VIEW       wall (default): every sample, on- and off-CPU, shares\n"
+            "                        of wall-clock time as the ptrace sampler's; cpu: only\n"
+            "                        the samples taken on the CPU (recordings made with\n"
+            "                        --sampler bpf)\n"
             "      --interpreter-frames\n"
             "                        --native recordings: keep the interpreter's own C++\n"
             "                        frames (Stmt::Exec, Expr::Eval, Func::Invoke, ...)\n"
@@ -124,7 +128,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
            OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE, OPT_PUSH,
-           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH, OPT_WATCH_EVERY };
+           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH, OPT_WATCH_EVERY, OPT_VIEW };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -142,6 +146,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"push-api", required_argument, 0, OPT_PUSH_API},
         {"watch", required_argument, 0, OPT_WATCH},
         {"watch-every", required_argument, 0, OPT_WATCH_EVERY},
+        {"view", required_argument, 0, OPT_VIEW},
         {0, 0, 0, 0}};
     uint64_t n;
     int c;
@@ -170,6 +175,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             break;
         case OPT_FROM: if (conv_bound_parse("--from", optarg, &o->filter.from, err)) return -1; break;
         case OPT_TO: if (conv_bound_parse("--to", optarg, &o->filter.to, err)) return -1; break;
+        case OPT_VIEW: if (conv_view_parse(optarg, &o->filter.view, err)) return -1; break;
         case OPT_NODE:
             if (conv_filter_add_node(&o->filter, optarg)) return zs_fail(err, ZS_E_NOMEM, "--node");
             break;
@@ -235,9 +241,10 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     if (o->push_url && (o->format != FORMAT_PPROF || o->output || o->nbases || o->base_nodes.nnodes))
         return zs_fail(err, ZS_E_USAGE, "--push sends pprof profiles: no -f, -o, --base or --base-node with it");
     o->push.api = o->push_api;
-    /* The base's window is the profile's; its nodes are its own. */
+    /* The base's window and view are the profile's; its nodes are its own. */
     o->base_nodes.from = o->filter.from;
     o->base_nodes.to = o->filter.to;
+    o->base_nodes.view = o->filter.view;
     if (!o->output)
         o->output = formats[o->format].default_output;
     return 0;
@@ -331,7 +338,8 @@ static int profile_of(const options *o, const conv_filter *filter, conv_cache *c
     int use_cache = cache && !conv_filter_active(filter) && !want_timeline && stat(path, &st) == 0 &&
                     S_ISREG(st.st_mode);
     unsigned flags = (use_cache ? CONV_READ_KEY : 0) |
-                     (o->interpreter_frames ? CONV_READ_INTERPRETER_FRAMES : 0);
+                     (o->interpreter_frames ? CONV_READ_INTERPRETER_FRAMES : 0) |
+                     (filter->view == CONV_VIEW_CPU ? CONV_READ_CPU_VIEW : 0);
     conv_reading *rd = conv_read_open(path, flags, NULL, err);
     if (!rd)
         return -1;

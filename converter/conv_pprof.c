@@ -94,7 +94,7 @@ typedef struct build {
      * location i after each inlined run is folded into its innermost. */
     uint32_t *outer;
     uint8_t *used;
-    int64_t comments[4];
+    int64_t comments[5];
 } build;
 
 static void build_free(build *b)
@@ -157,6 +157,15 @@ static int add_comments(build *b, const conv_meta *m)
     if (c < 0)
         return -1;
     b->comments[n++] = c;
+    if (m->marked) { /* format 7, a sampler that tells on- from off-CPU */
+        c = m->cpu_view ? intern_fmt(&b->st, "view: on-CPU samples only, %llu off-CPU samples left out",
+                                     (unsigned long long)m->off_cpu)
+                        : intern_fmt(&b->st, "view: wall-clock, on- and off-CPU samples, %llu off-CPU",
+                                     (unsigned long long)m->off_cpu);
+        if (c < 0)
+            return -1;
+        b->comments[n++] = c;
+    }
     b->prof.comment = b->comments;
     b->prof.n_comment = n;
     return 0;
@@ -371,10 +380,16 @@ static int add_samples(build *b, const conv_profile *p)
 static int build_profile(build *b, const conv_profile *p)
 {
     perftools__profiles__profile__init(&b->prof);
+    /* The time a sample stands for: "cpu" as pprof's CPU profiles have it.
+     * A recording whose samples are marked on or off the CPU (format 7,
+     * BPF) says which view: "wall" when the off-CPU samples are in. The
+     * ptrace sampler's samples are wall-clock too, but their profiles keep
+     * the type they always had. */
+    const char *time_type = p->meta.marked && !p->meta.cpu_view ? "wall" : "cpu";
     int64_t empty = intern(&b->st, ""), samples = intern(&b->st, "samples"),
-            count = intern(&b->st, "count"), cpu = intern(&b->st, "cpu"),
+            count = intern(&b->st, "count"), spent = intern(&b->st, time_type),
             ns = intern(&b->st, "nanoseconds");
-    if (empty != 0 || samples < 0 || count < 0 || cpu < 0 || ns < 0)
+    if (empty != 0 || samples < 0 || count < 0 || spent < 0 || ns < 0)
         return -1;
     for (int i = 0; i < 2; i++) {
         perftools__profiles__value_type__init(&b->types[i]);
@@ -382,13 +397,13 @@ static int build_profile(build *b, const conv_profile *p)
     }
     b->types[0].type = samples;
     b->types[0].unit = count;
-    b->types[1].type = cpu;
+    b->types[1].type = spent;
     b->types[1].unit = ns;
     b->prof.sample_type = b->type_ptrs;
     b->prof.n_sample_type = 2;
     b->prof.default_sample_type = samples;
     perftools__profiles__value_type__init(&b->period_type);
-    b->period_type.type = cpu;
+    b->period_type.type = spent;
     b->period_type.unit = ns;
     b->prof.period_type = &b->period_type;
     b->prof.period = p->meta.period_ns;

@@ -66,6 +66,13 @@ typedef struct conv_meta {
     uint64_t skipped;        /* ticks the recorder could not take */
     uint64_t unresolved;     /* samples with at least one [unresolved] frame */
     uint64_t torn;           /* nonblocking reads rejected */
+    /* Format 7, a sampler that marks each sample on or off the CPU (BPF):
+     * marked (merged: every recording is). off_cpu: of the samples the
+     * other filters kept, those taken off the CPU; the wall-clock view
+     * counts them in samples, the on-CPU view (cpu_view) leaves them out. */
+    int marked;
+    int cpu_view;
+    uint64_t off_cpu;
 } conv_meta;
 
 typedef struct conv_profile conv_profile;

@@ -82,6 +82,7 @@ typedef struct process {
 typedef struct pending_sample {
     uint64_t t_us;
     uint64_t stack_id;
+    int off_cpu;
 } pending_sample;
 
 struct conv_reading {
@@ -92,6 +93,10 @@ struct conv_reading {
     char key[256]; /* the cache key; "" when not asked for or too long */
     int at_end;
     int window, net_window; /* the filter has a time window; one in network time */
+    /* Format 7: the sampler marks each sample on or off the CPU (the
+     * header's sampler is not ptrace). cpu_view: off-CPU samples are left
+     * out (--view cpu); key_cpu_view: the cache key was made for that view. */
+    int marked, cpu_view, key_cpu_view;
     const conv_filter *filter;
     raw_stack *stacks;
     size_t nstacks;   /* allocated entries */
@@ -143,6 +148,9 @@ static int set_header(reading *rd, const zs_record *rec, zs_error *err)
         conv_set_string(&m->recorder_version, zs_kv_get(kv, n, "recorder_version")))
         return zs_fail(err, ZS_E_NOMEM, "%s: header", rd->path);
     m->start_wall_ns = wall ? strtoll(wall, NULL, 10) : 0;
+    /* Before format 7 every recording was the ptrace sampler's: wall-clock. */
+    const char *sampler = zs_kv_get(kv, n, "sampler");
+    rd->marked = m->marked = rd->format_version >= 7 && sampler && strcmp(sampler, "ptrace") != 0;
     double hz = rate ? strtod(rate, NULL) : 0;
     if (!(hz > 0 && hz <= 1e6))
         return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": header has no valid rate_hz",
@@ -244,9 +252,15 @@ static double network_time_at(const process *p, uint64_t t_us)
 }
 
 /* Counts a kept sample: the per-sample path of a conversion, kept small
- * enough to be inlined into count_sample. */
-static inline int count_kept(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+ * enough to be inlined into count_sample. An off-CPU sample is counted as
+ * one, and left out of the on-CPU view. */
+static inline int count_kept(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, zs_error *err)
 {
+    if (off_cpu && rd->marked) {
+        rd->profile->meta.off_cpu++;
+        if (rd->cpu_view)
+            return 0;
+    }
     rd->stacks[id].count++;
     if (rd->timeline && conv_timeline_add(rd->timeline, (int64_t)t_us, (uint32_t)id))
         return zs_fail(err, ZS_E_NOMEM, "%s: sample times", rd->path);
@@ -259,14 +273,14 @@ static inline int count_kept(reading *rd, uint64_t t_us, uint64_t id, zs_error *
 }
 
 /* Counts a sample of a kept process if the time window keeps it. */
-static int take_sample(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+static int take_sample(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, zs_error *err)
 {
     double offset = (double)t_us / 1e6;
     double wall = (double)rd->profile->meta.start_wall_ns / 1e9 + offset;
     double net = rd->net_window ? network_time_at(find_process(rd, rd->stacks[id].pid, 0), t_us) : -1;
     if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
         return 0;
-    return count_kept(rd, t_us, id, err);
+    return count_kept(rd, t_us, id, off_cpu, err);
 }
 
 /* Takes the waiting samples whose network time is known for good: their
@@ -281,7 +295,7 @@ static int settle(reading *rd, int final, zs_error *err)
         const process *p = find_process(rd, rd->stacks[q->stack_id].pid, 0);
         if (!final && !(p && p->nclock && p->clock[p->nclock - 1].t_us > q->t_us))
             break;
-        if (take_sample(rd, q->t_us, q->stack_id, err))
+        if (take_sample(rd, q->t_us, q->stack_id, q->off_cpu, err))
             return -1;
     }
     if (rd->pending_head == rd->npending)
@@ -289,7 +303,7 @@ static int settle(reading *rd, int final, zs_error *err)
     return 0;
 }
 
-static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, zs_error *err)
+static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, zs_error *err)
 {
     if (rd->npending == rd->pending_cap) {
         if (rd->pending_head > 0) { /* reuse the taken front */
@@ -301,7 +315,7 @@ static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, zs_error *err
         if (zs_grow(&rd->pending, &rd->pending_cap, rd->npending + 1, sizeof *rd->pending, 1024))
             return zs_fail(err, ZS_E_NOMEM, "%s: samples waiting for network time", rd->path);
     }
-    rd->pending[rd->npending++] = (pending_sample){t_us, id};
+    rd->pending[rd->npending++] = (pending_sample){t_us, id, off_cpu};
     return settle(rd, 0, err);
 }
 
@@ -315,10 +329,10 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
     if (!rd->stacks[id].keep)
         return 0;
     if (rd->net_window)
-        return wait_for_clock(rd, rec->sample.t_us, id, err);
+        return wait_for_clock(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
     if (rd->window)
-        return take_sample(rd, rec->sample.t_us, id, err);
-    return count_kept(rd, rec->sample.t_us, id, err);
+        return take_sample(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
+    return count_kept(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
 }
 
 static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
@@ -724,6 +738,7 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_PROCESS: return add_process(rd, rec, err);
     case ZS_REC_STACK: return define_stack(rd, rec, err);
     case ZS_REC_SAMPLE: return count_sample(rd, rec, err);
+    case ZS_REC_SAMPLES_OFF_CPU: return 0; /* the reader hands its samples out as ZS_REC_SAMPLE */
     case ZS_REC_SNAPSHOT: return add_snapshot(rd, rec, err);
     case ZS_REC_EVENT: note_event(rd, rec); return 0;
     case ZS_REC_TRAILER: return 0;
@@ -737,18 +752,25 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
 
 /* The key names the recording by its id and its size (a recording that is
  * still growing gets a new key), and what its profile shows: a profile with
- * the interpreter's plumbing is not the default one. */
+ * the interpreter's plumbing, or of the on-CPU view, is not the default one. */
 static int make_key(reading *rd, const zs_record *header, zs_error *err)
 {
     struct stat st;
     const char *id = zs_kv_get(header->header.items, header->header.count, "recording_id");
     if (stat(rd->path, &st) != 0)
         return zs_fail(err, ZS_E_IO, "%s: cannot stat", rd->path);
-    if (snprintf(rd->key, sizeof rd->key, "%s:%s:%lld%s", RESOLVER_GENERATION, id ? id : "?",
-                 (long long)st.st_size, rd->interpreter_frames ? ":interpreter-frames" : "") >=
-        (int)sizeof rd->key)
+    if (snprintf(rd->key, sizeof rd->key, "%s:%s:%lld%s%s", RESOLVER_GENERATION, id ? id : "?",
+                 (long long)st.st_size, rd->interpreter_frames ? ":interpreter-frames" : "",
+                 rd->key_cpu_view ? ":cpu-view" : "") >= (int)sizeof rd->key)
         rd->key[0] = '\0'; /* no key: not cached */
     return 0;
+}
+
+/* --view cpu on a recording whose samples are not marked on or off the CPU. */
+static int refuse_cpu_view(const reading *rd, zs_error *err)
+{
+    return zs_fail(err, ZS_E_USAGE, "%s: recorded by the ptrace sampler: its samples are wall-clock "
+                   "only; --view cpu needs a recording made with --sampler bpf", rd->path);
 }
 
 /* Shows rec to the observer, then takes it. */
@@ -772,6 +794,7 @@ conv_reading *conv_read_open(const char *path, unsigned flags, const conv_read_o
     }
     rd->path = path;
     rd->interpreter_frames = (flags & CONV_READ_INTERPRETER_FRAMES) != 0;
+    rd->key_cpu_view = (flags & CONV_READ_CPU_VIEW) != 0;
     if (observer)
         rd->observer = *observer;
     if (!(rd->reader = zs_reader_open(path, err)))
@@ -786,12 +809,20 @@ conv_reading *conv_read_open(const char *path, unsigned flags, const conv_read_o
             zs_fail(err, ZS_E_NOT_RECORDING, "%s: no header", path);
             goto fail;
         }
+        if (rd->key_cpu_view) {
+            refuse_cpu_view(rd, err);
+            goto fail;
+        }
         return rd;
     }
     if (want_key && rec.type == ZS_REC_HEADER && make_key(rd, &rec, err))
         goto fail;
     if (take(rd, &rec, err))
         goto fail;
+    if (rd->key_cpu_view && !rd->marked) {
+        refuse_cpu_view(rd, err);
+        goto fail;
+    }
     return rd;
 fail:
     conv_read_close(rd);
@@ -814,6 +845,12 @@ static int read_rest(reading *rd, const conv_filter *filter, conv_read_report *r
     report->want_timeline = want_timeline;
     time_t started = time(NULL), shown = started;
     rd->filter = filter;
+    rd->cpu_view = rd->profile->meta.cpu_view = filter && filter->view == CONV_VIEW_CPU;
+    if (rd->cpu_view && !rd->marked)
+        return refuse_cpu_view(rd, err);
+    if (rd->key[0] && rd->cpu_view != rd->key_cpu_view)
+        return zs_fail(err, ZS_E_USAGE, "%s: read for the %s view with the cache key of the other",
+                       rd->path, conv_view_name(filter ? filter->view : CONV_VIEW_WALL));
     /* Asked once here, not for each of millions of samples. */
     rd->window = filter && (filter->from.set || filter->to.set);
     rd->net_window = conv_filter_needs_nettime(filter);
@@ -868,6 +905,7 @@ int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals 
     *totals = (conv_read_totals){
         .format_version = rd->format_version, .start_wall_ns = m->start_wall_ns,
         .samples = m->samples, .stacks = rd->ndefined, .skipped = m->skipped, .torn = m->torn,
+        .marked = rd->marked, .off_cpu = m->off_cpu,
         .first_us = rd->first_us, .last_us = rd->last_us,
         .procs = rd->totals, .nprocs = rd->nprocs};
     return 0;

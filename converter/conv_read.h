@@ -49,6 +49,8 @@ typedef struct conv_read_totals {
     int64_t start_wall_ns;      /* the header's */
     uint64_t samples, stacks, skipped, torn;
     uint64_t first_us, last_us; /* the first and last sample, from the start */
+    int marked;                 /* format 7: samples marked on or off the CPU (BPF) */
+    uint64_t off_cpu;           /* of samples, those taken off the CPU (marked only) */
     const conv_read_process *procs; /* in the order they appear; the reading's */
     size_t nprocs;
 } conv_read_totals;
@@ -64,6 +66,11 @@ enum {
      * ...), and the run of the interpreter's functions directly inside the
      * innermost one (conv_interpreter.h), whose time is then the script's. */
     CONV_READ_INTERPRETER_FRAMES = 2,
+    /* The profile will be of the on-CPU view (the filter's view is
+     * CONV_VIEW_CPU): the key says so, and a recording whose samples are
+     * not marked on or off the CPU (the ptrace sampler's, format < 7) is
+     * refused right after its header. */
+    CONV_READ_CPU_VIEW = 4,
 };
 
 /* Opens path and reads its header, as flags (CONV_READ_*) say.
@@ -74,7 +81,9 @@ conv_reading *conv_read_open(const char *path, unsigned flags, const conv_read_o
 const char *conv_read_key(const conv_reading *r);
 /* Reads the rest of the recording into *out (the caller's to free).
  * report->notes and want_timeline are read; the rest of *report
- * is filled. Once per reading. 0, or -1 with err set. */
+ * is filled. Once per reading. 0, or -1 with err set: also for the CPU
+ * view of a recording without marks, and for a view other than the one the
+ * key was made for (CONV_READ_CPU_VIEW). */
 int conv_read_profile(conv_reading *r, const conv_filter *filter, conv_profile **out,
                       conv_read_report *report, zs_error *err);
 /* Reads the rest of the recording, counting and checking every record as

@@ -133,6 +133,14 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
     double secs = (double)m->duration_ns / 1e9;
     fprintf(out, "Zeek %s on %s, recorded by zeek-spy %s\n", m->zeek_version ? m->zeek_version : "?",
             m->host ? m->host : "?", m->recorder_version ? m->recorder_version : "?");
+    /* Samples marked on or off the CPU (format 7, BPF): which of them this
+     * is of. The ptrace sampler's are all wall-clock: nothing to say. */
+    if (m->marked && m->cpu_view)
+        fprintf(out, "on-CPU view: on-CPU samples only; %llu off-CPU samples left out\n",
+                (unsigned long long)m->off_cpu);
+    else if (m->marked)
+        fprintf(out, "wall-clock view: on- and off-CPU samples; %llu of them (%.1f%%) off-CPU\n",
+                (unsigned long long)m->off_cpu, pct(m->off_cpu, total));
     fprintf(out, "%llu samples over %.2f s (%.1f Hz); %llu skipped ticks; %llu unresolved samples",
             (unsigned long long)total, secs, secs > 0 ? (double)total / secs : 0,
             (unsigned long long)m->skipped, (unsigned long long)m->unresolved);

@@ -19,6 +19,7 @@ zs_embed_sql(${CMAKE_CURRENT_LIST_DIR}/cache.sql ZS_CACHE_SCHEMA_C)
 zs_embed_sql(${CMAKE_CURRENT_LIST_DIR}/migration2.sql ZS_CACHE_MIGRATION2_C)
 zs_embed_sql(${CMAKE_CURRENT_LIST_DIR}/migration3.sql ZS_CACHE_MIGRATION3_C)
 zs_embed_sql(${CMAKE_CURRENT_LIST_DIR}/migration4.sql ZS_CACHE_MIGRATION4_C)
+zs_embed_sql(${CMAKE_CURRENT_LIST_DIR}/migration5.sql ZS_CACHE_MIGRATION5_C)
 set(ZS_CACHE_SCHEMA_EMBEDDED 1)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/cache_schema.h.in
                ${CMAKE_BINARY_DIR}/generated/cache_schema.h @ONLY)

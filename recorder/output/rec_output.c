@@ -109,6 +109,7 @@ static int write_header(rec_output *o, zs_error *err)
         {"rate_hz", rate},                         {"recording_id", id},
         {"session_id", o->session_id},             {"part", part},
         {"mode", o->c.nonblocking ? "nonblocking" : "ptrace"},
+        {"sampler", o->c.sampler ? o->c.sampler : "ptrace"},
     };
     return zs_writer_header(o->writer, kv, sizeof kv / sizeof kv[0], err);
 }
@@ -368,7 +369,7 @@ int rec_output_native(rec_output *o, pid_t pid, const rec_out_location *l, uint6
 }
 
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
-                      zs_error *err)
+                      int off_cpu, zs_error *err)
 {
     int is_new;
     int64_t id = rec_stacks_intern(o->stacks, (uint32_t)pid, frames, n, &is_new);
@@ -384,7 +385,7 @@ int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *f
             return -1;
     }
     o->part_samples++;
-    return zs_writer_sample(o->writer, t_us, (uint64_t)id, err);
+    return zs_writer_sample(o->writer, t_us, (uint64_t)id, off_cpu, err);
 }
 
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,

@@ -22,6 +22,10 @@ typedef struct rec_output_config {
     uint64_t max_bytes;      /* 0: no cap; else oldest parts are deleted */
     uid_t uid;               /* owner of the files, (uid_t)-1: ours */
     gid_t gid;
+    const char *sampler;     /* the header's sampler (a string that outlives the
+                                output): "ptrace" (NULL: it) or "bpf". Only the
+                                samples of a sampler other than ptrace are read as
+                                marked on or off the CPU (rec_output_sample) */
 } rec_output_config;
 
 typedef struct rec_output rec_output;
@@ -62,8 +66,10 @@ int rec_output_native_known(rec_output *o, pid_t pid, uint64_t id, uint64_t *fil
  * before the first stack that uses it); *file_id as above. */
 int rec_output_native(rec_output *o, pid_t pid, const rec_out_location *l, uint64_t *file_id,
                       zs_error *err);
+/* off_cpu: taken while the target was off its CPU (a sampler that tells
+ * them apart); 0 for on-CPU and for the ptrace sampler's wall-clock samples. */
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
-                      zs_error *err);
+                      int off_cpu, zs_error *err);
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
                      const char *message, zs_error *err);
 int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err);

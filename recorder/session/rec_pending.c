@@ -9,7 +9,8 @@
 #include "base/rec_constants.h"
 
 /* Writes one sample: once for its tick, and once more for each tick that
- * passed while the target waited to reach its stop. */
+ * passed while the target waited to reach its stop. The ptrace sampler's
+ * samples are wall-clock: none is marked off the CPU. */
 static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, tick_span t,
                         zs_error *err)
 {
@@ -20,7 +21,8 @@ static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, 
     }
     for (uint64_t k = 0; k <= t.owed; k++) {
         uint64_t at = t.tick_ns + (k ? (t.last_ns - t.tick_ns) * k / t.owed : 0);
-        if (rec_output_sample(s->out, sl->target.pid, rec_since_start_us(s, at), frames, n, err))
+        if (rec_output_sample(s->out, sl->target.pid, rec_since_start_us(s, at), frames, n, 0,
+                              err))
             return -1;
     }
     return 0;

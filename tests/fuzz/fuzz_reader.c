@@ -55,7 +55,7 @@ static void touch_record(const zs_record *rec)
         sink += rec->stack.id + rec->stack.pid;
         break;
     case ZS_REC_SAMPLE:
-        sink += rec->sample.t_us + rec->sample.stack_id;
+        sink += rec->sample.t_us + rec->sample.stack_id + (uint64_t)rec->sample.off_cpu;
         break;
     case ZS_REC_SNAPSHOT:
         touch(rec->snapshot.data, rec->snapshot.len);

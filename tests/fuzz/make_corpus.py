@@ -4,8 +4,9 @@
     tests/fuzz/make_corpus.py BUILD_DIR
 
 reader/   small real recordings (zs-gen), one cut short, one without a
-          trailer, and the same content as a decompressed stream for the
-          target's "compress it for me" mode (first byte odd)
+          trailer, one of on- and off-CPU samples (format 7, as the BPF
+          sampler writes them), and the same content as a decompressed
+          stream for the target's "compress it for me" mode (first byte odd)
 resolver/ the snapshot regions and stacks of small zs-gen recordings, one per
           layout generation, in fuzz_resolver.c's input format
 layout/   the layouts the recorder prints for the three test-double
@@ -98,6 +99,9 @@ def main():
         f.write(data[:len(data) - 7])
     shutil.copy(zsgen("no-trailer.zspy", "--samples", "30", "--stacks", "3", "--no-trailer"),
                 os.path.join(corpus, "reader", "no-trailer.rec"))
+    shutil.copy(zsgen("off-cpu.zspy", "--samples", "60", "--stacks", "5", "--off-cpu", "40",
+                      "--flush-every", "20"),
+                os.path.join(corpus, "reader", "off-cpu.rec"))
     plain = subprocess.run(["zstd", "-dcq", small], capture_output=True, check=True).stdout
     with open(os.path.join(corpus, "reader", "plain-3frames"), "wb") as f:
         f.write(bytes([1 | 2, 2 | (3 << 2)]) + plain)  # compress, 3 frames, cut 4 bytes

@@ -11,6 +11,9 @@
  * (--expect). With --native it wraps the script frames in the C++ frames
  * of a --native recording of Zeek 8.2 (zs_gen_native.c), and knows what the
  * converter shows of them by default and with --interpreter-frames.
+ * With --off-cpu it writes what the BPF sampler writes (format 7): runs of
+ * samples taken off the CPU among the on-CPU ones, and knows what the
+ * converter's on-CPU view (--view cpu) must show (--expect-cpu).
  *
  *   zs-gen -o rec.zspy --samples 200000 --stacks 1000 --seed 7 --expect rec.folded
  *   zeek-spy-convert --no-cache -f folded -o - rec.zspy | sort | diff - <(sort rec.folded)
@@ -400,6 +403,7 @@ typedef struct gstack {
     gframe f[MAX_DEPTH];
     double weight;
     uint64_t count;
+    uint64_t off; /* of count, the samples taken off the CPU (--off-cpu) */
     int64_t id; /* -1 until its first sample writes the stack record */
 } gstack;
 
@@ -619,16 +623,18 @@ static void print_split(const gstack *stacks, size_t k, int keep, const char *la
 
 /* Distinct raw stacks that resolve to the same functions and lines (frames
  * of an omitted Func) are one stack in the converter's profile. native:
- * with the native frames, all of them (keep) or as shown by default. */
+ * with the native frames, all of them (keep) or as shown by default.
+ * on_cpu: the on-CPU samples only (--view cpu), else all of them. */
 static int write_expect(const world *w, const gstack *stacks, size_t k, const char *path, int native,
-                        int keep, char *top_leaf, size_t top_size, uint64_t *top_count)
+                        int keep, int on_cpu, char *top_leaf, size_t top_size, uint64_t *top_count)
 {
     folded_line *lines = calloc(k, sizeof *lines);
     size_t n = 0;
     if (!lines)
         return -1;
     for (size_t i = 0; i < k; i++) {
-        if (!stacks[i].count)
+        uint64_t count = stacks[i].count - (on_cpu ? stacks[i].off : 0);
+        if (!count)
             continue;
         size_t cap = 64 + (size_t)stacks[i].n * 800 + (native ? 32768 : 0);
         char *key = malloc(cap), *text = malloc(cap);
@@ -652,7 +658,7 @@ static int write_expect(const world *w, const gstack *stacks, size_t k, const ch
             strcat(key, "\x1d");
             strcat(key, text);
         }
-        lines[n++] = (folded_line){key, text, stacks[i].count};
+        lines[n++] = (folded_line){key, text, count};
     }
     qsort(lines, n, sizeof *lines, by_key);
     size_t m = 0;
@@ -726,6 +732,10 @@ typedef struct options {
     const char *expect_kept;
     const char *damage;
     const char *node; /* the process's cluster node */
+    uint64_t off_cpu_pct; /* --off-cpu: about this share of samples off the CPU */
+    int off_cpu;
+    const char *sampler; /* the header's; default ptrace, bpf with --off-cpu */
+    const char *expect_cpu;
 } options;
 
 static void usage(FILE *out)
@@ -745,6 +755,13 @@ static void usage(FILE *out)
             "      --omit-snapshot-for NAME leave that Func out of the snapshot (repeatable)\n"
             "      --no-trailer             end without a trailer, like a killed recorder\n"
             "      --node NAME              the process's cluster node (default worker-1)\n"
+            "      --off-cpu PCT            about PCT %% of the samples taken off the CPU, in\n"
+            "                               runs of 1-8 of one stack (half of them the empty\n"
+            "                               one), as the BPF sampler writes them (format 7)\n"
+            "      --sampler NAME           the header's sampler (default ptrace; bpf with\n"
+            "                               --off-cpu)\n"
+            "      --expect-cpu FILE        the folded output the converter must produce\n"
+            "                               with --view cpu (on-CPU samples only)\n"
             "      --odd-names              hostile names and paths: <&\"', control bytes,\n"
             "                               non-UTF-8 bytes, ./ and // in script paths\n"
             "      --native                 native (C++) frames around the script frames, as\n"
@@ -783,7 +800,8 @@ static int parse_args(int argc, char **argv, options *o)
         {"omit-snapshot-for", required_argument, 0, 8}, {"no-trailer", no_argument, 0, 9},
         {"damage", required_argument, 0, 10},  {"odd-names", no_argument, 0, 11},
         {"native", no_argument, 0, 12},         {"expect-interpreter-frames", required_argument, 0, 13},
-        {"node", required_argument, 0, 14},
+        {"node", required_argument, 0, 14},    {"off-cpu", required_argument, 0, 15},
+        {"sampler", required_argument, 0, 16}, {"expect-cpu", required_argument, 0, 17},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     o->samples = 1000000;
     o->stacks = 1000;
@@ -816,6 +834,12 @@ static int parse_args(int argc, char **argv, options *o)
         case 9: o->no_trailer = 1; break;
         case 11: o->odd_names = 1; break;
         case 14: o->node = optarg; break;
+        case 15:
+            if (parse_u64("--off-cpu", optarg, 0, 100, &o->off_cpu_pct)) return -1;
+            o->off_cpu = 1;
+            break;
+        case 16: o->sampler = optarg; break;
+        case 17: o->expect_cpu = optarg; break;
         case 12: o->native = 1; break;
         case 13: o->expect_kept = optarg; break;
         case 10:
@@ -840,6 +864,8 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->flush_every)
         o->flush_every = (uint64_t)o->rate_hz;
+    if (!o->sampler)
+        o->sampler = o->off_cpu ? "bpf" : "ptrace";
     return 0;
 }
 
@@ -858,10 +884,11 @@ static int write_header(zs_writer *wr, const options *o, zs_error *err)
         h = h * 31 + (uint64_t)o->no_trailer;
         h = h * 31 + (uint64_t)o->odd_names;
         h = h * 31 + (uint64_t)o->native * 7;
-        const char *parts[MAX_OMIT + 2] = {o->zeek_version, o->damage};
+        h = h * 31 + (o->off_cpu ? o->off_cpu_pct + 1 : 0);
+        const char *parts[MAX_OMIT + 3] = {o->zeek_version, o->damage, o->sampler};
         for (int i = 0; i < o->nomit; i++)
-            parts[i + 2] = o->omit[i];
-        for (int i = 0; i < o->nomit + 2; i++)
+            parts[i + 3] = o->omit[i];
+        for (int i = 0; i < o->nomit + 3; i++)
             for (const char *c = parts[i] ? parts[i] : ""; *c; c++)
                 h = h * 131 + (uint8_t)*c;
         rng r = {h};
@@ -881,6 +908,7 @@ static int write_header(zs_writer *wr, const options *o, zs_error *err)
         {"rate_hz", rate},
         {"recording_id", id},
         {"mode", "ptrace"},
+        {"sampler", o->sampler},
     };
     return zs_writer_header(wr, kv, sizeof kv / sizeof kv[0], err);
 }
@@ -1088,13 +1116,36 @@ int main(int argc, char **argv)
     if (!period_us)
         period_us = 1;
     uint64_t ten_seconds = (uint64_t)(10 * o.rate_hz);
+    /* --off-cpu: a run of L (1 to 8, 4.5 on average) off-CPU samples of one
+     * stack starts with probability p, so that a share f = 4.5p / (4.5p +
+     * 1 - p) of the samples are off the CPU. */
+    double f = (double)o.off_cpu_pct / 100, p_run = f < 1 ? f / (4.5 - 3.5 * f) : 1;
+    uint64_t run_left = 0, off_total = 0;
+    gstack *run = NULL;
     for (uint64_t i = 0; i < o.samples; i++) {
         t = i * period_us + rng_below(&r, period_us / 4 + 1);
-        gstack *s = &stacks[draw(&r, cdf, k)];
+        gstack *s;
+        int off = 0;
+        if (run_left) {
+            s = run;
+            off = 1;
+            run_left--;
+        } else {
+            s = &stacks[draw(&r, cdf, k)];
+            if (o.off_cpu && o.off_cpu_pct && rng_unit(&r) < p_run) {
+                if (rng_below(&r, 2)) /* blocked outside the scripts, waiting for packets */
+                    s = &stacks[0];
+                run = s;
+                off = 1;
+                run_left = rng_below(&r, 8);
+            }
+        }
         if (s->id < 0 && write_stack(w, wr, s, next_id++, o.native, &err))
             goto fail;
         s->count++;
-        if (zs_writer_sample(wr, t, (uint64_t)s->id, &err))
+        s->off += (uint64_t)off;
+        off_total += (uint64_t)off;
+        if (zs_writer_sample(wr, t, (uint64_t)s->id, off, &err))
             goto fail;
         if (i && i % ten_seconds == 0 && rng_below(&r, 2)) {
             uint64_t lost = 1 + rng_below(&r, 3);
@@ -1124,8 +1175,10 @@ int main(int argc, char **argv)
     char top[256];
     uint64_t top_count;
     if ((o.expect_kept &&
-         write_expect(w, stacks, k, o.expect_kept, 1, 1, top, sizeof top, &top_count)) ||
-        write_expect(w, stacks, k, o.expect, o.native, 0, top, sizeof top, &top_count))
+         write_expect(w, stacks, k, o.expect_kept, 1, 1, 0, top, sizeof top, &top_count)) ||
+        (o.expect_cpu &&
+         write_expect(w, stacks, k, o.expect_cpu, o.native, 0, 1, top, sizeof top, &top_count)) ||
+        write_expect(w, stacks, k, o.expect, o.native, 0, 0, top, sizeof top, &top_count))
         goto out;
     if (o.native) {
         print_split(stacks, k, 0, "by default");
@@ -1135,9 +1188,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < k; i++)
         used += stacks[i].count > 0;
     fprintf(stderr,
-            "%s: wrote %s: %" PRIu64 " samples, %" PRIu64 " of %zu stacks used, Zeek %s layout; "
-            "most frequent leaf: %s (%" PRIu64 " samples)\n",
-            PROG, o.output, o.samples, used, k, o.zeek_version, top, top_count);
+            "%s: wrote %s: %" PRIu64 " samples (%" PRIu64 " off-CPU), %" PRIu64 " of %zu stacks used, "
+            "Zeek %s layout; most frequent leaf: %s (%" PRIu64 " samples)\n",
+            PROG, o.output, o.samples, off_total, used, k, o.zeek_version, top, top_count);
     status = 0;
     goto out;
 fail:

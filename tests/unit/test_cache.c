@@ -84,6 +84,9 @@ static conv_profile *make_profile(unsigned seed, unsigned nfunctions, unsigned n
     p->meta.skipped = 12;
     p->meta.unresolved = UINT64_MAX - seed; /* stored as an int64 bit pattern */
     p->meta.torn = 1;
+    p->meta.marked = seed % 2;
+    p->meta.cpu_view = seed % 3 == 1;
+    p->meta.off_cpu = (1ULL << 40) + seed;
     return p;
 }
 
@@ -125,7 +128,8 @@ static int profiles_equal(const conv_profile *a, const conv_profile *b)
     return str_eq(m->zeek_version, n->zeek_version) && str_eq(m->host, n->host) &&
            str_eq(m->recorder_version, n->recorder_version) && m->start_wall_ns == n->start_wall_ns &&
            m->duration_ns == n->duration_ns && m->period_ns == n->period_ns && m->samples == n->samples &&
-           m->skipped == n->skipped && m->unresolved == n->unresolved && m->torn == n->torn;
+           m->skipped == n->skipped && m->unresolved == n->unresolved && m->torn == n->torn &&
+           m->marked == n->marked && m->cpu_view == n->cpu_view && m->off_cpu == n->off_cpu;
 }
 
 /* 1 when the entry under key loads and equals want. */
@@ -321,7 +325,7 @@ static void test_round_trip(void)
     CHECK(sql_int(path, "SELECT count(*) FROM functions") == (long long)(p2->nfunctions + p3->nfunctions));
     CHECK(sql_int(path, "SELECT count(*) FROM locations") == (long long)(p2->nlocations + p3->nlocations));
     CHECK(sql_int(path, "SELECT count(*) FROM stacks") == (long long)(p2->nstacks + p3->nstacks));
-    CHECK(sql_int(path, "PRAGMA user_version") == 4);
+    CHECK(sql_int(path, "PRAGMA user_version") == 5);
     conv_cache_close(c);
 
     /* Survives closing, in WAL mode. */
@@ -504,7 +508,7 @@ static void test_newer_version_set_aside(void)
     CHECK(c != NULL);
     check_set_aside_warning(printed, path, "schema version 99");
     CHECK(sql_int(set_aside_file(path_in("newer")), "PRAGMA user_version") == 99);
-    CHECK(sql_int(path, "PRAGMA user_version") == 4);
+    CHECK(sql_int(path, "PRAGMA user_version") == 5);
     conv_profile *p = make_profile(21, 20, 50);
     CHECK(c && conv_cache_store(c, "k", p, &err) == 0);
     CHECK(c && loads_as(c, "k", p));
@@ -808,7 +812,8 @@ static double now_ms(void)
  * current converter must migrate it to the newest schema on open. */
 static const char *old_cache(const char *dir, int version, const char *extra)
 {
-    static const char *const steps[] = {CACHE_SCHEMA_SQL, CACHE_MIGRATION2_SQL, CACHE_MIGRATION3_SQL};
+    static const char *const steps[] = {CACHE_SCHEMA_SQL, CACHE_MIGRATION2_SQL, CACHE_MIGRATION3_SQL,
+                                        CACHE_MIGRATION4_SQL};
     char rel[256];
     mkdir(path_in(dir), 0700);
     snprintf(rel, sizeof rel, "%s/cache.sqlite", dir);
@@ -831,7 +836,7 @@ static conv_cache *open_migrated(const char *path)
     zs_error err = {0};
     conv_cache *c = path ? conv_cache_open(path, NULL, &err) : NULL;
     CHECK(c != NULL);
-    CHECK(!c || sql_int(path, "PRAGMA user_version") == 4);
+    CHECK(!c || sql_int(path, "PRAGMA user_version") == 5);
     return c;
 }
 
@@ -929,6 +934,35 @@ static void test_migration_from_v3(void)
     conv_cache_close(c);
 }
 
+/* A cache of schema version 4 (before views) is migrated to version 5:
+ * the entries stored before read as the wall view, unmarked, and it
+ * stores the CPU view of a marked recording with its off-CPU count. */
+static void test_migration_from_v4(void)
+{
+    zs_error err = {0};
+    const char *path = old_cache("v4", 4,
+                       "INSERT INTO recordings (key, converter, stored_at, start_wall_ns,"
+                       " duration_ns, period_ns, samples, skipped, unresolved, torn)"
+                       " VALUES ('old', 'x', 0, 0, 0, 0, 0, 0, 0, 0);");
+    CHECK(path != NULL);
+    if (!path)
+        return;
+    conv_cache *c = open_migrated(path);
+    if (!c)
+        return;
+    CHECK(sql_int(path, "SELECT count(*) FROM recordings WHERE view = 'wall' AND marked = 0"
+                        " AND off_cpu = 0") == 1);
+    conv_profile *p = make_profile(4, 5, 10);
+    p->meta.marked = 1;
+    p->meta.cpu_view = 1;
+    p->meta.off_cpu = 77;
+    CHECK(conv_cache_store(c, "migrated:4:cpu-view", p, &err) == 0);
+    CHECK(loads_as(c, "migrated:4:cpu-view", p));
+    CHECK(sql_int(path, "SELECT off_cpu FROM recordings WHERE view = 'cpu' AND marked = 1") == 77);
+    conv_profile_free(p);
+    conv_cache_close(c);
+}
+
 static void test_load_speed(void)
 {
     zs_error err = {0};
@@ -978,6 +1012,7 @@ int main(void)
     test_migration_from_v1();
     test_migration_from_v2();
     test_migration_from_v3();
+    test_migration_from_v4();
     test_load_speed();
     if (!check_failures)
         remove_tree(tmp);

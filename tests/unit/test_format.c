@@ -165,14 +165,16 @@ static int write_script(const char *path, int every_record, script *s)
     STEP(zs_writer_stack(w, (1ULL << 40) + 3, 7, deep_frames, ZS_MAX_FRAMES, &err));
 
     /* t_us is stored as a delta from the previous sample: equal times,
-     * big jumps and a time that goes backwards (clamped, never negative). */
-    static const uint64_t times[][2] = {
-        {0, 0}, {4000, 4000}, {4000, 4000}, {4001, 4001}, {1ULL << 40, 1ULL << 40},
-        {5, 1ULL << 40}, {(1ULL << 40) + 127, (1ULL << 40) + 127},
+     * big jumps and a time that goes backwards (clamped, never negative).
+     * Format 7: on- and off-CPU samples (third column) in runs and alone,
+     * on one clock: each kind's batch is cut by the other. */
+    static const uint64_t times[][3] = {
+        {0, 0, 0}, {4000, 4000, 1}, {4000, 4000, 1}, {4001, 4001, 0}, {1ULL << 40, 1ULL << 40, 1},
+        {5, 1ULL << 40, 0}, {(1ULL << 40) + 127, (1ULL << 40) + 127, 0},
     };
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
-        ADD(.type = ZS_REC_SAMPLE, .a = times[i][1], .b = i * 129);
-        STEP(zs_writer_sample(w, times[i][0], i * 129, &err));
+        ADD(.type = ZS_REC_SAMPLE, .a = times[i][1], .b = i * 129, .c = times[i][2]);
+        STEP(zs_writer_sample(w, times[i][0], i * 129, (int)times[i][2], &err));
     }
     /* Samples wait in the writer as one SAMPLES batch until a flush: flush
      * so that they come out before the records that follow. */
@@ -265,7 +267,8 @@ static int matches(const zs_record *r, const expected *e)
         return r->stack.id == e->a && r->stack.pid == e->pid && r->stack.nframes == e->nframes &&
                (!e->nframes || !memcmp(r->stack.frames, e->frames, e->nframes * sizeof(zs_frame)));
     case ZS_REC_SAMPLE:
-        return r->sample.t_us == e->a && r->sample.stack_id == e->b;
+        return r->sample.t_us == e->a && r->sample.stack_id == e->b &&
+               r->sample.off_cpu == (int)e->c;
     case ZS_REC_SNAPSHOT:
         return r->snapshot.pid == e->pid && r->snapshot.addr == e->a && r->snapshot.len == e->len &&
                (!e->len || !memcmp(r->snapshot.data, e->bytes, e->len));
@@ -287,6 +290,8 @@ static int matches(const zs_record *r, const expected *e)
     }
     case ZS_REC_LOCATION:
         return r->location.pid == e->pid && !memcmp(&r->location.l, e->loc, sizeof *e->loc);
+    case ZS_REC_SAMPLES_OFF_CPU: /* handed out as ZS_REC_SAMPLE */
+        return 0;
     case ZS_REC_LINES:
         return r->lines.pid == e->pid && r->lines.l->location == e->lines->location &&
                r->lines.l->n == e->lines->n &&
@@ -398,7 +403,7 @@ static void test_many_frames(void)
     CHECK(zs_writer_stack(w, 0, 1, some_frames, 5, &err) == 0);
     enum { N = 200000 };
     for (uint64_t i = 0; i < N; i++) {
-        zs_writer_sample(w, i * 4000 + i % 7, 0, &err);
+        zs_writer_sample(w, i * 4000 + i % 7, 0, 0, &err);
         if (i % 50 == 49)
             zs_writer_end_frame(w, &err);
     }
@@ -595,7 +600,7 @@ static void frames_recording(const char *path, int nframes, uint64_t *offsets, i
     for (int f = 0; f < nframes; f++) {
         offsets[f] = zs_writer_bytes_written(w);
         for (int i = 0; i < 100; i++)
-            zs_writer_sample(w, t += 4000, 0, &err);
+            zs_writer_sample(w, t += 4000, 0, 0, &err);
         zs_writer_snapshot(w, 1, 0x1000 * (uint64_t)f, big_snapshot + f, 3000, &err);
         if (f < nframes - 1 || !trailer)
             zs_writer_end_frame(w, &err);
@@ -1024,7 +1029,7 @@ static void test_open_frame(void)
     uint64_t flushed[3];
     for (int f = 0; f < 3; f++) {
         for (int i = 0; i < 100; i++)
-            CHECK(zs_writer_sample(w, 4000, 0, &err) == 0);
+            CHECK(zs_writer_sample(w, 4000, 0, 0, &err) == 0);
         CHECK(zs_writer_flush(w, &err) == 0);
         flushed[f] = zs_writer_bytes_written(w);
     }
@@ -1083,6 +1088,117 @@ static void test_unknown_records(void)
     }
     free(z);
     zs_buf_free(&b);
+}
+
+/* Format 7: the writer cuts a batch where the kind changes (one record
+ * per run), the reader marks each sample of a SAMPLES_OFF_CPU batch and
+ * keeps one clock across both kinds; a format-6 file's type 13 is a type
+ * that reader did not know: skipped, as before. */
+static void test_off_cpu_samples(void)
+{
+    const char *path = tmp_path("off-cpu.zspy");
+    zs_error err = {0};
+    zs_writer *w = zs_writer_create(path, -1, -1, &err);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    CHECK(zs_writer_header(w, header_kv, 2, &err) == 0);
+    CHECK(zs_writer_stack(w, 0, 1, some_frames, 5, &err) == 0);
+    static const int kind[] = {0, 0, 0, 1, 1, 0, 1};
+    enum { NK = sizeof kind / sizeof kind[0] };
+    for (int i = 0; i < NK; i++)
+        CHECK(zs_writer_sample(w, 1000 * (uint64_t)(i + 1), 0, kind[i], &err) == 0);
+    CHECK(zs_writer_close(w, NK, 0, 0, &err) == 0);
+
+    /* The records as written: 4 batches, of 3, 2, 1 and 1 samples. */
+    size_t len, raw_len = 0;
+    uint8_t *file = read_file(path, &len);
+    uint8_t *raw = malloc(1 << 20);
+    if (file && raw) {
+        raw_len = ZSTD_decompress(raw, 1 << 20, file, len);
+        CHECK(!ZSTD_isError(raw_len));
+    }
+    zs_cursor c = {raw, raw + (ZSTD_isError(raw_len) ? 0 : raw_len)};
+    const uint8_t *magic;
+    uint64_t version, l, batch;
+    CHECK(zs_get_bytes(&c, ZS_MAGIC_LEN, &magic) == 0 && zs_get_varint(&c, &version) == 0);
+    CHECK(version == 7);
+    char batches[16] = "";
+    uint8_t type;
+    const uint8_t *payload;
+    while (c.p < c.end && zs_get_u8(&c, &type) == 0 && zs_get_varint(&c, &l) == 0 &&
+           zs_get_bytes(&c, (size_t)l, &payload) == 0) {
+        zs_cursor pc = {payload, payload + l};
+        if ((type == ZS_REC_SAMPLES || type == ZS_REC_SAMPLES_OFF_CPU) &&
+            zs_get_varint(&pc, &batch) == 0 && strlen(batches) + 2 < sizeof batches)
+            snprintf(batches + strlen(batches), 3, "%c%c", type == ZS_REC_SAMPLES ? 'o' : 'f',
+                     (char)('0' + batch));
+    }
+    if (strcmp(batches, "o3f2o1f1"))
+        fprintf(stderr, "off-cpu batches: %s\n", batches);
+    CHECK(!strcmp(batches, "o3f2o1f1"));
+    free(raw);
+    free(file);
+
+    zs_reader *r = open_file(path, &err);
+    CHECK(r != NULL);
+    zs_record rec;
+    int i = 0;
+    while (r && zs_reader_next(r, &rec, &err) == 1) {
+        if (rec.type != ZS_REC_SAMPLE)
+            continue;
+        CHECK(i < NK && rec.sample.t_us == 1000 * (uint64_t)(i + 1) && rec.sample.off_cpu == kind[i]);
+        i++;
+    }
+    CHECK(i == NK);
+    zs_reader_close(r);
+
+    /* By hand: SAMPLES (dt 5), SAMPLES_OFF_CPU (dt 7, 1), SAMPLES (dt 2),
+     * read as format 7 and as format 6. */
+    for (int v = 6; v <= 7; v++) {
+        zs_buf b = {0};
+        preamble(&b, (uint64_t)v);
+        put_empty_header(&b);
+        put_record(&b, ZS_REC_SAMPLES, "\x01\x05\x00", 3);
+        put_record(&b, ZS_REC_SAMPLES_OFF_CPU, "\x02\x07\x01\x00\x00", 5);
+        put_record(&b, ZS_REC_SAMPLES, "\x01\x02\x00", 3);
+        size_t n;
+        uint8_t *z = zstd_frame(b.data, b.len, &n);
+        r = zs_reader_open_memory(z, n, "by-hand", &err);
+        CHECK(r != NULL);
+        uint64_t want7[][2] = {{5, 0}, {12, 1}, {13, 1}, {15, 0}}, want6[][2] = {{5, 0}, {7, 0}};
+        size_t nwant = v == 7 ? 4 : 2, k = 0;
+        while (r && zs_reader_next(r, &rec, &err) == 1) {
+            if (rec.type != ZS_REC_SAMPLE)
+                continue;
+            const uint64_t *want = v == 7 ? want7[k] : want6[k];
+            CHECK(k < nwant && rec.sample.t_us == want[0] && (uint64_t)rec.sample.off_cpu == want[1]);
+            k++;
+        }
+        CHECK(k == nwant);
+        CHECK(r && zs_reader_skipped_records(r) == (v == 7 ? 0u : 1u));
+        zs_reader_close(r);
+        free(z);
+        zs_buf_free(&b);
+    }
+
+    /* An empty or overlong off-CPU batch is as malformed as a SAMPLES one. */
+    static const struct { const char *payload; size_t len; const char *name; } bad[] = {
+        {"\x00", 1, "off-cpu-empty"}, {"\x02\x01\x01\x00", 4, "off-cpu-short"},
+        {"\x01\x01\x00\x00", 4, "off-cpu-long"},
+    };
+    for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
+        zs_buf b = {0};
+        preamble(&b, 7);
+        put_empty_header(&b);
+        put_record(&b, ZS_REC_SAMPLES_OFF_CPU, bad[j].payload, bad[j].len);
+        size_t n;
+        uint8_t *z = zstd_frame(b.data, b.len, &n);
+        r = zs_reader_open_memory(z, n, bad[j].name, &err);
+        expect_failure(bad[j].name, r, &err, ZS_E_CORRUPT, bad[j].name, "malformed record", NULL);
+        free(z);
+        zs_buf_free(&b);
+    }
 }
 
 /* Format 5: stacks written as the first frames of an earlier one and the
@@ -1164,6 +1280,7 @@ int main(void)
     test_bad_lines_records();
     test_unknown_records();
     test_stack_bases();
+    test_off_cpu_samples();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -2,7 +2,8 @@
  * and the recording read back by zs_reader: the samples of several targets
  * in take order, a sample that stands for ticks its late stop owed written
  * once per tick at evenly spaced times, the ring read across its wrap; and
- * native locations given per part ids, afresh in each rotated part. */
+ * native locations given per part ids, afresh in each rotated part; the
+ * header's sampler and each sample's off-CPU mark. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -192,6 +193,46 @@ static void test_ids_per_part(void)
     CHECK(l[1].id == 1 && l[1].module == 1 && l[1].address == 0x40);
 }
 
+/* The header names the sampler (ptrace unless told), in every part; a
+ * sample's off_cpu comes back from the file as written. */
+static void test_sampler_and_off_cpu(void)
+{
+    for (int bpf = 0; bpf <= 1; bpf++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/sampler-%d.zspy", tmpdir, bpf);
+        rec_output_config c = {.path = path, .rate_hz = 1000, .uid = (uid_t)-1, .gid = (gid_t)-1,
+                               .sampler = bpf ? "bpf" : NULL};
+        zs_error err = {0};
+        rec_output *o = rec_output_open(&c, 0, getpid(), &err);
+        CHECK(o != NULL);
+        if (!o)
+            return;
+        zs_frame f = {(uint64_t)(uintptr_t)zeroes, 0};
+        static const int off[] = {0, 1, 1, 0};
+        for (int i = 0; i < 4; i++)
+            CHECK(rec_output_sample(o, getpid(), 1000 * (uint64_t)(i + 1), &f, 1, bpf && off[i],
+                                    &err) == 0);
+        CHECK(rec_output_close(o, 5000, &err) == 0);
+        zs_reader *r = zs_reader_open(path, &err);
+        CHECK(r != NULL);
+        zs_record rec;
+        int n = 0, header = 0;
+        while (r && zs_reader_next(r, &rec, &err) > 0) {
+            if (rec.type == ZS_REC_HEADER) {
+                const char *v = zs_kv_get(rec.header.items, rec.header.count, "sampler");
+                header = v && !strcmp(v, bpf ? "bpf" : "ptrace");
+            }
+            if (rec.type == ZS_REC_SAMPLE && n < 4) {
+                CHECK(rec.sample.off_cpu == (bpf && off[n]));
+                n++;
+            }
+        }
+        CHECK(header);
+        CHECK(n == 4);
+        zs_reader_close(r);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -200,6 +241,7 @@ int main(void)
     }
     test_take_order_and_credited_ticks();
     test_ids_per_part();
+    test_sampler_and_off_cpu();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
