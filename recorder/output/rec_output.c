@@ -108,7 +108,7 @@ static int write_header(rec_output *o, zs_error *err)
         {"start_wall_ns", wall},                   {"start_mono_ns", mono},
         {"rate_hz", rate},                         {"recording_id", id},
         {"session_id", o->session_id},             {"part", part},
-        {"mode", o->c.nonblocking ? "nonblocking" : "ptrace"},
+        {"mode", o->c.nonblocking ? "nonblocking" : o->c.sampler ? o->c.sampler : "ptrace"},
         {"sampler", o->c.sampler ? o->c.sampler : "ptrace"},
     };
     return zs_writer_header(o->writer, kv, sizeof kv / sizeof kv[0], err);

@@ -9,10 +9,11 @@
 #include "base/rec_constants.h"
 
 /* Writes one sample: once for its tick, and once more for each tick that
- * passed while the target waited to reach its stop. The ptrace sampler's
- * samples are wall-clock: none is marked off the CPU. */
+ * passed while the target waited to reach its stop (ptrace) or was away
+ * from its CPU (BPF, off_cpu). The ptrace sampler's samples are
+ * wall-clock: none is marked off the CPU. */
 static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, tick_span t,
-                        zs_error *err)
+                        int off_cpu, zs_error *err)
 {
     size_t opened = sl->zam ? rec_zam_expand(sl->zam, frames, n, s->opened, ZS_MAX_FRAMES) : 0;
     if (opened) {
@@ -21,8 +22,8 @@ static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, 
     }
     for (uint64_t k = 0; k <= t.owed; k++) {
         uint64_t at = t.tick_ns + (k ? (t.last_ns - t.tick_ns) * k / t.owed : 0);
-        if (rec_output_sample(s->out, sl->target.pid, rec_since_start_us(s, at), frames, n, 0,
-                              err))
+        if (rec_output_sample(s->out, sl->target.pid, rec_since_start_us(s, at), frames, n,
+                              off_cpu, err))
             return -1;
     }
     return 0;
@@ -178,15 +179,15 @@ static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_u
             sl->unwinds_dropped++;
             s->native_samples++;
             s->native_behind++;
-            rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, err);
+            rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, p->off_cpu, err);
         } else {
             sl->nunwinds--;
             size_t n;
             const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
-            rc = frames ? write_sample(s, sl, frames, n, p->ticks, err) : -1;
+            rc = frames ? write_sample(s, sl, frames, n, p->ticks, p->off_cpu, err) : -1;
         }
     } else {
-        rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, err);
+        rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, p->off_cpu, err);
     }
     /* --top names script frames only (from live memory). */
     if (rc == 0 && !p->failed && s->top && sl->active) {

@@ -222,7 +222,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
     rec_output_config oc = {
         .path = o->output ? o->output : rec_top_scratch_path(s.top), .rate_hz = o->rate_hz, .nonblocking = o->nonblocking,
         .rotate_bytes = o->rotate_bytes, .rotate_seconds = o->rotate_seconds,
-        .max_bytes = o->max_bytes,
+        .max_bytes = o->max_bytes, .sampler = o->bpf ? "bpf" : "ptrace",
     };
     owner_from_sudo(&oc);
     s.start_ns = rec_now_ns();
