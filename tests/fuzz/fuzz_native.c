@@ -36,6 +36,7 @@
  * ZS_FUZZ_NATIVE_EXPECT (the seed and hand-made ctests): "accepted": every
  * answer the input holds is collected; "refused": every answer but its
  * last, which is refused (each hand-made lie is in its last answer). */
+#include <alloca.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -98,6 +99,21 @@ static void check(int cond, const char *what)
 
 /* Once per run: a child that waits in pause(), seized and interrupted, so
  * that every input's captures read the same real stack. */
+/* The target waits deep in its stack, at the same offset in a page in
+ * every run: every copy (at most REC_NATIVE_STACK_MAX from rsp) is whole,
+ * and its length, which ends at the page of the stack's base once an
+ * answer said where that is, the same in every run. Waiting where the
+ * kernel's random offset of the stack put it, a seed's answer asked for
+ * stack beyond its copy now and then. */
+static void __attribute__((noinline)) wait_deep(void)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    volatile char *room = alloca(REC_NATIVE_STACK_MAX + (16 << 10) + (here & 4095));
+    room[0] = 0;
+    for (;;)
+        pause();
+}
+
 static void set_up(void)
 {
     if (target)
@@ -109,9 +125,23 @@ static void set_up(void)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(0);
-        for (;;)
-            pause();
+        wait_deep();
     }
+    /* Stopped only once it waits in pause (syscall 34), where its rsp is
+     * the same in every run: interrupted on its way there, it had a stack
+     * of its own each time. */
+    char path[64], line[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)target);
+    for (int tries = 0; tries < 2000 && strncmp(line, "34 ", 3); tries++) {
+        FILE *f = fopen(path, "r");
+        line[0] = '\0';
+        if (f && !fgets(line, sizeof line, f))
+            line[0] = '\0';
+        if (f)
+            fclose(f);
+        usleep(1000);
+    }
+    check(!strncmp(line, "34 ", 3), "the target waits in pause");
     int status;
     check(ptrace(PTRACE_SEIZE, target, 0, 0) == 0, "PTRACE_SEIZE of the target (run as root)");
     check(ptrace(PTRACE_INTERRUPT, target, 0, 0) == 0, "PTRACE_INTERRUPT of the target");
@@ -517,6 +547,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 check(rec_native_submit(n, &again) == -1 && rec_native_collect(n, frames, max, &marks, REC_NATIVE_WAIT) == -1,
                       "a refused unwinder stays given up");
                 refused_at = collected;
+                if (expect)
+                    fprintf(stderr, "fuzz_native: answer %zu refused: %s\n", collected,
+                            rec_native_broken(n));
                 answer_free(&a);
                 break;
             }
