@@ -19,7 +19,7 @@
 
 _Static_assert(sizeof(rec_bpf_event) == 128, "rec_bpf_event is laid out alike on both sides");
 _Static_assert(sizeof(rec_bpf_params) == 56, "rec_bpf_params is laid out alike on both sides");
-_Static_assert(sizeof(rec_bpf_target) == 88, "rec_bpf_target is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_target) == 72, "rec_bpf_target is laid out alike on both sides");
 _Static_assert((int)REC_BPF_MODEL_FRAME_STACK == (int)ZS_MODEL_FRAME_STACK &&
                    (int)REC_BPF_MODEL_CALLINFO_FRAME == (int)ZS_MODEL_CALLINFO_FRAME,
                "the kernel side's model numbers are zs_model's");
@@ -32,7 +32,8 @@ enum {
 
 typedef struct target {
     pid_t tid;
-    struct bpf_link *link; /* owns the perf event's descriptor */
+    int perf_fd;           /* the link closes it */
+    struct bpf_link *link;
 } target;
 
 struct rec_bpf {
@@ -79,15 +80,14 @@ void rec_bpf_set_verbose(int v)
 
 static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_TICKS] = "ticks",
-    [REC_BPF_C_TICK_WEIGHT] = "tick_weight",
-    [REC_BPF_C_TICK_SHORT] = "tick_short",
     [REC_BPF_C_NOT_TARGET] = "not_target",
     [REC_BPF_C_LEAVES] = "leaves",
-    [REC_BPF_C_LEAVE_NS] = "leave_ns",
     [REC_BPF_C_OFFCPU] = "offcpu",
     [REC_BPF_C_OFFCPU_WEIGHT] = "offcpu_weight",
     [REC_BPF_C_OFFCPU_SHORT] = "offcpu_short",
     [REC_BPF_C_RING_FULL] = "ring_full",
+    [REC_BPF_C_TICK_NS] = "tick_ns",
+    [REC_BPF_C_LEAVE_NS] = "leave_ns",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_NETWORK_TIME] = "bad_network_time",
@@ -232,6 +232,7 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
     bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
     if (flags & REC_BPF_NO_OFFCPU)
         bpf_program__set_autoload(b->skel->progs.zs_switch, false);
+    b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
     if (zs_sampler__load(b->skel)) {
         zs_fail(err, ZS_E_NO_BPF, "the kernel refused the BPF programs: %s",
                 first_warning[0] ? first_warning : strerror(errno));
@@ -262,6 +263,21 @@ static target *find(rec_bpf *b, pid_t tid)
     return NULL;
 }
 
+/* sched_switch's filter (zs_tid_filter, in the object's .bss, mapped
+ * here): a bit for each target's tid modulo its size. Word by word, so
+ * that the kernel side never sees a target's bit cleared in passing. */
+static void refilter(rec_bpf *b)
+{
+    enum { WORDS = REC_BPF_TID_FILTER_BITS / 64 };
+    uint64_t want[WORDS] = {0};
+    for (size_t i = 0; i < b->ntargets; i++) {
+        unsigned bit = (unsigned)b->targets[i].tid % REC_BPF_TID_FILTER_BITS;
+        want[bit / 64] |= 1ULL << (bit % 64);
+    }
+    for (unsigned w = 0; w < WORDS; w++)
+        __atomic_store_n(&b->skel->bss->zs_tid_filter[w], want[w], __ATOMIC_RELEASE);
+}
+
 static void forget(rec_bpf *b, target *t)
 {
     uint32_t key = (uint32_t)t->tid;
@@ -269,6 +285,7 @@ static void forget(rec_bpf *b, target *t)
     bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
     bpf_map__delete_elem(b->skel->maps.zs_offcpu, &key, sizeof key, 0);
     *t = b->targets[--b->ntargets];
+    refilter(b);
 }
 
 void rec_bpf_close(rec_bpf *b)
@@ -386,7 +403,8 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     target *t = &b->targets[b->ntargets++];
     t->tid = tid;
     t->link = NULL;
-    int fd = perf_event_open_thread(tid, b->period_ns);
+    refilter(b);
+    int fd = t->perf_fd = perf_event_open_thread(tid, b->period_ns);
     if (fd < 0) {
         int e = errno;
         forget(b, t);
@@ -413,6 +431,12 @@ int rec_bpf_remove_target(rec_bpf *b, pid_t tid)
     return 0;
 }
 
+int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns)
+{
+    target *t = find(b, tid);
+    return t && read(t->perf_fd, ns, sizeof *ns) == (ssize_t)sizeof *ns ? 0 : -1;
+}
+
 int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx)
 {
     b->cb = cb;
@@ -425,22 +449,23 @@ int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx)
 
 int rec_bpf_counters(const rec_bpf *b, uint64_t *out)
 {
-    uint64_t *per_cpu = calloc((size_t)b->ncpus, sizeof *per_cpu);
+    /* The counters lead each CPU's value of zs_percpu. */
+    struct bpf_map *m = b->skel->maps.zs_percpu;
+    size_t stride = (bpf_map__value_size(m) + 7) / 8 * 8;
+    uint8_t *per_cpu = calloc((size_t)b->ncpus, stride);
+    uint32_t zero = 0;
+    memset(out, 0, REC_BPF_C__COUNT * sizeof *out);
     if (!per_cpu)
         return -1;
-    int rc = 0;
-    for (uint32_t k = 0; k < REC_BPF_C__COUNT; k++) {
-        out[k] = 0;
-        if (bpf_map__lookup_elem(b->skel->maps.zs_counters, &k, sizeof k, per_cpu,
-                                 (size_t)b->ncpus * sizeof *per_cpu, 0)) {
-            rc = -1;
-            continue;
-        }
-        for (int c = 0; c < b->ncpus; c++)
-            out[k] += per_cpu[c];
+    int rc = bpf_map__lookup_elem(m, &zero, sizeof zero, per_cpu, (size_t)b->ncpus * stride, 0);
+    for (int c = 0; rc == 0 && c < b->ncpus; c++) {
+        uint64_t v[REC_BPF_C__COUNT];
+        memcpy(v, per_cpu + (size_t)c * stride, sizeof v);
+        for (unsigned k = 0; k < REC_BPF_C__COUNT; k++)
+            out[k] += v[k];
     }
     free(per_cpu);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 const uint8_t *rec_bpf_event_callinfo(const rec_bpf_event *ev, uint32_t i)

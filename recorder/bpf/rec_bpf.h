@@ -19,7 +19,8 @@
 typedef struct rec_bpf rec_bpf;
 
 enum rec_bpf_open_flags {
-    REC_BPF_NO_OFFCPU = 1 << 0, /* ticks only: no program on sched_switch */
+    REC_BPF_NO_OFFCPU = 1 << 0,   /* ticks only: no program on sched_switch */
+    REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks and leaves (counters) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
@@ -47,6 +48,10 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
 /* Stops sampling tid (its perf event closed, its map entries gone).
  * Returns -1 when it was not sampled. */
 int rec_bpf_remove_target(rec_bpf *b, pid_t tid);
+
+/* The CPU time tid has had since it was added, as its perf event counts
+ * it: ticks * the period, unless a late timer swallowed ticks. */
+int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns);
 
 /* Called for each record; len is the record's size, checked to hold the
  * header and the bytes it says follow. A negative return stops the poll

@@ -16,6 +16,8 @@
 #define REC_BPF_MAX_FRAMES 128  /* CallInfo entries copied, the outermost */
 #define REC_BPF_MAX_CALLINFO 32 /* bytes of one CallInfo */
 #define REC_BPF_MAX_SPAN 64     /* bytes of one Frame copied (8.1+) */
+/* sched_switch's filter: a bit for each tid modulo this (a power of 2). */
+#define REC_BPF_TID_FILTER_BITS 4096
 
 /* zs_model's values (common/zs_layout.h), which the kernel side cannot include. */
 #define REC_BPF_MODEL_FRAME_STACK 1
@@ -37,15 +39,13 @@ typedef struct rec_bpf_params {
     __u32 max_frames; /* at most REC_BPF_MAX_FRAMES */
 } rec_bpf_params;
 
-/* The targets map's value: the parameters, what the loader derives from
- * them, and the on-CPU tick's own state (written only by the kernel side). */
+/* The targets map's value: the parameters and what the loader derives
+ * from them. */
 typedef struct rec_bpf_target {
     rec_bpf_params p;
     __u64 period_ns;  /* a tick: 1e9 / hz of the thread's CPU time */
     __s32 frame_lo;   /* 8.1+: first byte of a Frame copied */
     __u32 frame_span; /* 8.1+: bytes of a Frame copied, 0 otherwise */
-    __u64 cpu_ns;     /* the thread's CPU time at the last tick */
-    __s64 cpu_carry;  /* CPU time not yet credited to a tick (may be < 0) */
 } rec_bpf_target;
 
 enum rec_bpf_type {
@@ -87,7 +87,7 @@ typedef struct rec_bpf_event {
     __u32 weight;  /* ticks of the period it stands for */
     __u32 cpu;     /* where it was read */
     __u64 cs[3];   /* call_stack: begin, end, end of storage */
-    __u64 fs[3];   /* g_frame_stack (frame-stack model), else 0 */
+    __u64 fs[3];   /* g_frame_stack (frame-stack model, n > 0), else 0 */
     __u64 network_time; /* the double's bytes */
     __u64 fs_top;       /* g_frame_stack's top element */
     __u64 next_stmt;    /* its next_stmt */
@@ -101,17 +101,16 @@ typedef struct rec_bpf_event {
 /* The per-CPU counters (index into the counters map; rec_bpf_counters sums
  * the CPUs). */
 enum rec_bpf_counter {
-    REC_BPF_C_TICKS = 0,       /* on-CPU records sent */
-    REC_BPF_C_TICK_WEIGHT,     /* their weights */
-    REC_BPF_C_TICK_SHORT,      /* ticks that came less than half a period after the last */
-    REC_BPF_C_NOT_TARGET,      /* ticks of a thread no longer in the map */
-    REC_BPF_C_LEAVES,          /* a target left the CPU: read into its slot */
-    REC_BPF_C_LEAVE_NS,        /* time those reads took */
-    REC_BPF_C_OFFCPU,          /* off-CPU records sent */
-    REC_BPF_C_OFFCPU_WEIGHT,   /* their weights */
-    REC_BPF_C_OFFCPU_SHORT,    /* returns shorter than the period owed (carried) */
-    REC_BPF_C_RING_FULL,       /* records lost: the ring buffer was full */
-    REC_BPF_C_BAD,             /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
+    REC_BPF_C_TICKS = 0,     /* on-CPU records sent */
+    REC_BPF_C_NOT_TARGET,    /* ticks of a thread no longer in the map */
+    REC_BPF_C_LEAVES,        /* a target left the CPU: read into its slot */
+    REC_BPF_C_OFFCPU,        /* off-CPU records sent */
+    REC_BPF_C_OFFCPU_WEIGHT, /* their weights */
+    REC_BPF_C_OFFCPU_SHORT,  /* returns shorter than the period owed (carried) */
+    REC_BPF_C_RING_FULL,     /* records lost: the ring buffer was full */
+    REC_BPF_C_TICK_NS,       /* REC_BPF_SELF_TIMING: time in the ticks */
+    REC_BPF_C_LEAVE_NS,      /* REC_BPF_SELF_TIMING: time in the leaves */
+    REC_BPF_C_BAD,           /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
     REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
 };
 

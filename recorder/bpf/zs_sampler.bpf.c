@@ -61,36 +61,60 @@ struct {
     __type(value, struct offcpu);
 } zs_offcpu SEC(".maps");
 
+/* Per CPU: the counters and the tick's record under construction, side
+ * by side, so that a tick touches one more page of the kernel's, not two. */
+struct percpu {
+    __u64 counters[REC_BPF_C__COUNT];
+    struct record rec;
+};
+
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, struct record);
-} zs_scratch SEC(".maps");
+    __type(value, struct percpu);
+} zs_percpu SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
     __uint(max_entries, 4 << 20); /* the loader sets it */
 } zs_ring SEC(".maps");
 
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, REC_BPF_C__COUNT);
-    __type(key, __u32);
-    __type(value, __u64);
-} zs_counters SEC(".maps");
+/* The threads sampled, by the low bits of their tids (the loader keeps it
+ * so): a thread whose bit is clear is surely none of them. The targets map
+ * decides for the others. */
+#define TID_FILTER_BITS 4096
+__u64 zs_tid_filter[TID_FILTER_BITS / 64];
+_Static_assert(TID_FILTER_BITS == REC_BPF_TID_FILTER_BITS, "the loader's filter");
 
-static __always_inline void count(__u32 which, __u64 by)
+static __always_inline int maybe_target(__u32 tid)
 {
-    __u64 *c = bpf_map_lookup_elem(&zs_counters, &which);
-    if (c)
-        *c += by;
+    return tid && ((zs_tid_filter[(tid / 64) % (TID_FILTER_BITS / 64)] >> (tid % 64)) & 1);
 }
 
+/* Set by the loader before the load (the verifier then drops the code it
+ * guards when 0): the tick and the leave time themselves, into counters. */
+const volatile __u32 zs_self_timing = 0;
+
+static __always_inline struct percpu *this_cpu(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&zs_percpu, &zero);
+}
+
+/* A read that failed: flagged in the record, counted once it is taken. */
 static __always_inline void bad(rec_bpf_event *ev, __u32 kind)
 {
     ev->status |= 1u << kind;
-    count(REC_BPF_C_BAD + kind, 1);
+}
+
+static __always_inline void count_bad(__u64 *counters, __u32 status)
+{
+    if (!status)
+        return;
+    for (__u32 k = 0; k < REC_BPF_BAD__COUNT; k++)
+        if (status & (1u << k))
+            counters[REC_BPF_C_BAD + k]++;
 }
 
 static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
@@ -98,34 +122,29 @@ static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
     return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
-struct frame_walk {
-    struct record *r;
-    __u32 ci_size;
-    __u32 ci_frame;
-    __u32 ci_bytes;
-    __u32 span;
-    __s64 lo;
-    __u32 bad;
-};
-
-/* 8.1+: the bytes [lo, lo + span) of the Frame CallInfo[i] points at. */
-static long read_frame(__u32 i, void *arg)
+/* 8.1+: for each CallInfo, the bytes [lo, lo + span) of its Frame. A
+ * plain bounded loop (not bpf_loop, 5.17+): kernels from 5.8 accept it. */
+static __always_inline int read_frames(const rec_bpf_target *t, struct record *r, __u32 n,
+                                       __u32 ci_bytes)
 {
-    struct frame_walk *w = arg;
-    struct record *r = w->r;
-    __u32 span = w->span;
-    if (!r || span > REC_BPF_MAX_SPAN)
+    const __u32 ci_size = (__u32)t->p.callinfo_size, ci_frame = (__u32)t->p.callinfo_frame;
+    const __u32 span = t->frame_span;
+    const __u64 lo = (__u64)(__s64)t->frame_lo;
+    int failed = 0;
+    if (span > REC_BPF_MAX_SPAN)
         return 1;
-    __u32 at = (i * w->ci_size + w->ci_frame) & (CI_REGION - 1);
-    __u64 frame = *(__u64 *)(r->data + at);
-    __u32 to = (w->ci_bytes + i * span) & DATA_MASK;
-    /* A null or unaligned Frame pointer is read all the same (it fails or
-     * gives bytes no one trusts): the flag is what counts. */
-    if (!frame || (frame & 7))
-        w->bad = 1;
-    if (read_user(r->data + to, span, frame + w->lo))
-        w->bad = 1;
-    return 0;
+    for (__u32 i = 0; i < REC_BPF_MAX_FRAMES; i++) {
+        if (i >= n)
+            break;
+        __u64 frame = *(__u64 *)(r->data + ((i * ci_size + ci_frame) & (CI_REGION - 1)));
+        /* A null or unaligned Frame pointer is read all the same (it fails
+         * or gives bytes no one trusts): the flag is what counts. */
+        if (!frame || (frame & 7))
+            failed = 1;
+        if (read_user(r->data + ((ci_bytes + i * span) & DATA_MASK), span, frame + lo))
+            failed = 1;
+    }
+    return failed;
 }
 
 /* The stop window's reads, into r. Returns the bytes of r to send. */
@@ -138,27 +157,19 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
     ev->status = 0;
     ev->flags = 0;
     ev->depth = ev->n = 0;
+    ev->fs[0] = ev->fs[1] = ev->fs[2] = 0;
     ev->fs_top = ev->next_stmt = 0;
     ev->network_time = 0;
     ev->callinfo_size = ci_size;
     ev->frame_span = frame_stack ? 0 : t->frame_span;
     ev->frame_lo = t->frame_lo;
-    ev->fs[0] = ev->fs[1] = ev->fs[2] = 0;
 
-    int cs_ok = !read_user(ev->cs, sizeof ev->cs, t->p.call_stack + t->p.vector_begin);
-    if (!cs_ok)
-        bad(ev, REC_BPF_BAD_CALL_STACK);
-    int fs_ok = 0;
-    if (frame_stack) {
-        fs_ok = !read_user(ev->fs, sizeof ev->fs, t->p.frame_stack + t->p.vector_begin);
-        if (!fs_ok)
-            bad(ev, REC_BPF_BAD_FRAME_STACK);
-    }
     if (t->p.network_time && read_user(&ev->network_time, 8, t->p.network_time))
         bad(ev, REC_BPF_BAD_NETWORK_TIME);
-    if (!cs_ok)
+    if (read_user(ev->cs, sizeof ev->cs, t->p.call_stack + t->p.vector_begin)) {
+        bad(ev, REC_BPF_BAD_CALL_STACK);
         return sizeof *ev;
-
+    }
     __u64 begin = ev->cs[0], end = ev->cs[1];
     if (end < begin || (end - begin) % ci_size) {
         bad(ev, REC_BPF_BAD_SHAPE);
@@ -173,6 +184,8 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
     __u32 n = depth < max ? (__u32)depth : max;
     if (n < depth)
         ev->flags |= REC_BPF_F_CUT;
+    /* An empty stack (zeek outside scripts: most leaves, many ticks) needs
+     * nothing more. */
     if (n == 0)
         return sizeof *ev;
 
@@ -185,76 +198,55 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
     }
     ev->n = n;
 
-    if (frame_stack) {
-        /* The innermost Frame's next_stmt, as read_frames in
-         * rec_model_frame_stack.c. */
-        if (fs_ok && ev->fs[1] > ev->fs[0]) {
-            if ((ev->fs[1] - ev->fs[0]) & 7)
-                bad(ev, REC_BPF_BAD_SHAPE);
-            else if (read_user(&ev->fs_top, 8, ev->fs[1] - 8))
-                bad(ev, REC_BPF_BAD_FS_TOP);
-            else if (ev->fs_top &&
-                     read_user(&ev->next_stmt, 8, ev->fs_top + (__u64)(__s64)t->p.frame_next_stmt))
-                bad(ev, REC_BPF_BAD_NEXT_STMT);
-        } else if (fs_ok && ev->fs[1] < ev->fs[0]) {
-            bad(ev, REC_BPF_BAD_SHAPE);
-        }
-        return sizeof *ev + ci_bytes;
+    if (!frame_stack) {
+        if (read_frames(t, r, n, ci_bytes))
+            bad(ev, REC_BPF_BAD_FRAME);
+        return sizeof *ev + ci_bytes + n * t->frame_span;
     }
-
-    struct frame_walk w = {
-        .r = r,
-        .ci_size = (__u32)ci_size,
-        .ci_frame = (__u32)t->p.callinfo_frame,
-        .ci_bytes = ci_bytes,
-        .span = t->frame_span,
-        .lo = t->frame_lo,
-    };
-    bpf_loop(n, read_frame, &w, 0);
-    if (w.bad)
-        bad(ev, REC_BPF_BAD_FRAME);
-    return sizeof *ev + ci_bytes + n * t->frame_span;
+    /* The innermost Frame's next_stmt, as read_frames in
+     * rec_model_frame_stack.c. */
+    if (read_user(ev->fs, sizeof ev->fs, t->p.frame_stack + t->p.vector_begin)) {
+        bad(ev, REC_BPF_BAD_FRAME_STACK);
+    } else if (ev->fs[1] < ev->fs[0] || ((ev->fs[1] - ev->fs[0]) & 7)) {
+        bad(ev, REC_BPF_BAD_SHAPE);
+    } else if (ev->fs[1] > ev->fs[0]) {
+        if (read_user(&ev->fs_top, 8, ev->fs[1] - 8))
+            bad(ev, REC_BPF_BAD_FS_TOP);
+        else if (ev->fs_top &&
+                 read_user(&ev->next_stmt, 8, ev->fs_top + (__u64)(__s64)t->p.frame_next_stmt))
+            bad(ev, REC_BPF_BAD_NEXT_STMT);
+    }
+    return sizeof *ev + ci_bytes;
 }
 
-static __always_inline void send(void *rec, __u32 size)
+static __always_inline void send(__u64 *counters, void *rec, __u32 size)
 {
     if (size > sizeof(struct record))
         return;
     /* No wake-up: user space polls on its own clock. */
     if (bpf_ringbuf_output(&zs_ring, rec, size, BPF_RB_NO_WAKEUP))
-        count(REC_BPF_C_RING_FULL, 1);
+        counters[REC_BPF_C_RING_FULL]++;
 }
 
+/* One tick: 1/hz of the thread's CPU time (the weight is always 1: the
+ * loader can tell the thread's CPU time from its perf event, should a late
+ * timer have swallowed a tick). */
 SEC("perf_event")
 int zs_tick(struct bpf_perf_event_data *ctx)
 {
+    __u64 now = bpf_ktime_get_ns();
     __u64 id = bpf_get_current_pid_tgid();
-    __u32 tid = (__u32)id, zero = 0;
+    __u32 tid = (__u32)id;
+    struct percpu *c = this_cpu();
+    if (!c)
+        return 0;
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)(id >> 32)) {
-        count(REC_BPF_C_NOT_TARGET, 1);
-        return 0;
-    }
-    struct record *r = bpf_map_lookup_elem(&zs_scratch, &zero);
-    if (!r)
-        return 0;
-
-    /* The weight from the thread's CPU time since the last tick, rounded,
-     * the rest carried: a late timer is made up at the next tick. */
-    __u64 period = t->period_ns;
-    __u32 weight = 1;
-    struct bpf_perf_event_value v;
-    if (period && !bpf_perf_prog_read_value(ctx, &v, sizeof v)) {
-        __s64 d = (__s64)(v.counter - t->cpu_ns) + t->cpu_carry;
-        weight = d > 0 ? (__u32)(((__u64)d + period / 2) / period) : 0;
-        t->cpu_ns = v.counter;
-        t->cpu_carry = d - (__s64)((__u64)weight * period);
-    }
-    if (!weight) {
-        count(REC_BPF_C_TICK_SHORT, 1);
+        c->counters[REC_BPF_C_NOT_TARGET]++;
         return 0;
     }
 
+    struct record *r = &c->rec;
     __u32 size = take(t, r);
     rec_bpf_event *ev = &r->ev;
     ev->type = REC_BPF_ONCPU;
@@ -263,13 +255,15 @@ int zs_tick(struct bpf_perf_event_data *ctx)
         ev->flags |= REC_BPF_F_KERNEL;
     ev->pid = t->p.pid;
     ev->tid = tid;
-    ev->time_ns = bpf_ktime_get_ns();
+    ev->time_ns = now;
     ev->off_ns = 0;
-    ev->weight = weight;
+    ev->weight = 1;
     ev->cpu = bpf_get_smp_processor_id();
-    send(r, size);
-    count(REC_BPF_C_TICKS, 1);
-    count(REC_BPF_C_TICK_WEIGHT, weight);
+    send(c->counters, r, size);
+    c->counters[REC_BPF_C_TICKS]++;
+    count_bad(c->counters, ev->status);
+    if (zs_self_timing)
+        c->counters[REC_BPF_C_TICK_NS] += bpf_ktime_get_ns() - now;
     return 0;
 }
 
@@ -283,8 +277,8 @@ struct task_struct___old {
 static __always_inline int runnable(struct task_struct *t)
 {
     if (bpf_core_field_exists(t->__state))
-        return BPF_CORE_READ(t, __state) == 0;
-    return BPF_CORE_READ((struct task_struct___old *)t, state) == 0;
+        return t->__state == 0;
+    return ((struct task_struct___old *)t)->state == 0;
 }
 
 /* prev leaves the CPU; this runs in its context (current is prev), so its
@@ -297,13 +291,18 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
     if (!s)
         return;
+    struct percpu *c = this_cpu();
+    if (!c)
+        return;
     __u64 now = bpf_ktime_get_ns();
     s->size = take(t, &s->rec);
     s->rec.ev.cpu = bpf_get_smp_processor_id();
     s->left_ns = now;
     s->preempted = runnable(prev);
-    count(REC_BPF_C_LEAVES, 1);
-    count(REC_BPF_C_LEAVE_NS, bpf_ktime_get_ns() - now);
+    c->counters[REC_BPF_C_LEAVES]++;
+    count_bad(c->counters, s->rec.ev.status);
+    if (zs_self_timing)
+        c->counters[REC_BPF_C_LEAVE_NS] += bpf_ktime_get_ns() - now;
 }
 
 /* next comes back; this runs in the previous task's context: no reads of
@@ -314,7 +313,8 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     if (!t || t->p.pid != (__u32)next->tgid || !t->period_ns)
         return;
     struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
-    if (!s || !s->size)
+    struct percpu *c = this_cpu();
+    if (!s || !s->size || !c)
         return;
     __u32 size = s->size;
     s->size = 0;
@@ -324,7 +324,7 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     __u64 weight = d / t->period_ns;
     s->carry_ns = d - weight * t->period_ns;
     if (!weight) {
-        count(REC_BPF_C_OFFCPU_SHORT, 1);
+        c->counters[REC_BPF_C_OFFCPU_SHORT]++;
         return;
     }
     rec_bpf_event *ev = &s->rec.ev;
@@ -336,20 +336,20 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     ev->time_ns = s->left_ns;
     ev->off_ns = away;
     ev->weight = weight > 0xffffffffULL ? 0xffffffffU : (__u32)weight;
-    send(&s->rec, size);
-    count(REC_BPF_C_OFFCPU, 1);
-    count(REC_BPF_C_OFFCPU_WEIGHT, weight);
+    send(c->counters, &s->rec, size);
+    c->counters[REC_BPF_C_OFFCPU]++;
+    c->counters[REC_BPF_C_OFFCPU_WEIGHT] += weight;
 }
 
 /* Every context switch of the host: the common case, neither task a
- * target, costs the two lookups and nothing else. */
+ * target, costs two loads from the filter and nothing else. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
     __u32 prev_tid = prev->pid, next_tid = next->pid;
-    if (prev_tid)
+    if (maybe_target(prev_tid))
         leave(prev, prev_tid);
-    if (next_tid)
+    if (maybe_target(next_tid))
         come_back(next, next_tid);
     return 0;
 }
