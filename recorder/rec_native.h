@@ -118,7 +118,7 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
                            uint64_t wait_until_ns);
 
 /* The (mangled) name of a location's symbol id:
- * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module
+ * "[module]" (e.g. "[vdso]") when no symbol covers it, "[unknown]" when no module
  * does, and the markers' names for REC_NATIVE_TRUNCATED_ID and
  * REC_NATIVE_FIBER_ID. */
 const char *rec_native_name(const rec_native *n, uint64_t id);
