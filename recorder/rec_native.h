@@ -142,6 +142,10 @@ const char *rec_native_broken(const rec_native *n);
  * may be reused). */
 void rec_native_reaped(rec_native *n, pid_t pid);
 
+/* The unwinder's pid (its CPU is the recorder's too), or 0 when it is
+ * gone or there is none. */
+pid_t rec_native_unwinder(const rec_native *n);
+
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);
 

@@ -279,6 +279,7 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
 {
     if (res == REC_READ_TORN) {
         s->stats.torn++;
+        sl->torn++;
         sl->native_taken = 0;
         return;
     }
@@ -286,6 +287,7 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
     sl->native_taken = 0;
     if (sl->npending == REC_PENDING_SAMPLES) { /* the ring full: the writing is behind */
         s->stats.skipped += 1 + ticks.owed;
+        sl->skipped_behind += 1 + ticks.owed;
         return;
     }
     unsigned at = (sl->pending_head + sl->npending) % REC_PENDING_SAMPLES;
@@ -293,6 +295,7 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
     *p = (pending_sample){.ticks = ticks};
     if (res == REC_READ_FAILED) {
         s->stats.failed++;
+        sl->failed++;
         p->failed = 1;
         sl->npending++;
         return;
@@ -306,6 +309,7 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
     zs_frame *copy = malloc((nscript ? nscript : 1) * (sizeof *copy + 8));
     if (!copy) {
         s->stats.failed++;
+        sl->failed++;
         return;
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
@@ -317,6 +321,7 @@ void rec_pending_keep(session *s, slot *sl, rec_read_result res, tick_span ticks
     s->stats.samples++;
     s->stats.credited += ticks.owed;
     s->stats.deep += cut;
+    sl->cut += cut;
     sl->taken++;
     sl->credited += ticks.owed;
     if (sl->capture_skipped) {

@@ -256,7 +256,9 @@ int rec_session_run(const rec_options *o, zs_error *err)
         rec_ptrace_resume(&s.slots[0]->tracee);
     }
     sampling = 1;
-    if (rec_loop_run(&s, err))
+    int looped = rec_loop_run(&s, err);
+    s.end_ns = rec_now_ns(); /* rates are over the sampling, not the release after it */
+    if (looped)
         goto out;
     if (rec_signals_stop_requested())
         rec_say(&s, "stopping on signal %d", rec_signals_stop_requested());
@@ -269,8 +271,9 @@ out:
     rec_scout_free(s.scout);
     s.scout = NULL;
     rec_top_end(s.top); /* the terminal back before anything is said */
+    if (s.out && rc == 0)
+        rc = rec_report_end(&s, err); /* said, and kept in the recording for --info */
     if (s.out && rc == 0) {
-        rec_report_end(&s);
         rc = rec_output_close(s.out, rec_since_start_us(&s, rec_now_ns()), err);
     } else if (s.out && !sampling) {
         rec_output_discard(s.out); /* refused before any sample: no file left behind */

@@ -104,6 +104,9 @@ typedef struct slot {
     int warned_late;
     int pinned_cpu;      /* the one CPU it may run on, or -1; checked each second */
     uint64_t taken, credited; /* per process, for the end report */
+    /* Its ticks that gave no sample, by why, and its stacks cut at the
+     * maximum depth: the end report says what was lost, process by process. */
+    uint64_t skipped_stuck, skipped_behind, torn, failed, cut;
     uint64_t stop_max_ns, held_max_ns; /* its longest stop, and longest part (c) */
     uint64_t elsewhere_ns, elsewhere_samples; /* its stops' part (b) */
     uint64_t inspect_ns;      /* --all: its inspection took this long */
@@ -118,10 +121,12 @@ typedef struct session {
     rec_scout *scout;    /* --all */
     rec_scout_find *find; /* --all: room for one find (they are large) */
     uint64_t gone_targets, gone_samples, gone_reads; /* released slots, for the end report */
+    uint64_t late_ticks; /* ticks that passed while the loop was late: every target's */
     uint64_t inspections_run, inspections_cached; /* the scout's, at its end */
     rec_top *top;        /* --top, or NULL */
     rec_stats stats;
     uint64_t start_ns;
+    uint64_t end_ns;     /* when the sampling loop ended (0: before) */
     uint64_t period_ns;
     cpu_set_t home;      /* the CPUs the recorder was started on */
     int follow_cpu;      /* sample each target from its own CPU */
@@ -150,13 +155,19 @@ typedef struct session {
                                full, or the last capture not handed over yet */
     /* The unwinders' counts of targets gone before the end, for the report. */
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
+    uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 
 /* rec_report.c: what the recorder says (nothing with -q). */
 void rec_say(const struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t rec_since_start_us(const struct session *s, uint64_t ns);
 void rec_report_stats(const struct session *s, uint64_t now); /* -v, once a second */
-void rec_report_end(const struct session *s);
+/* The end report: a few lines, the details with -v; all of it is written
+ * into the recording too (ZS_EV_REPORT events), for --info. */
+int rec_report_end(const struct session *s, zs_error *err);
+/* "N samples; nothing skipped or lost", or what was and why, for pid's
+ * line (at the end, or when it goes). */
+void rec_report_losses(const struct session *s, const slot *sl, char *buf, size_t len);
 
 /* rec_slots.c: a slot per target, from found to gone. */
 slot *rec_slot_new(struct session *s, zs_error *err);

@@ -88,7 +88,8 @@ def record(env, gen, extra=()):
     rec, truth = env.path("native.zspy"), env.path("truth.tsv")
     if os.path.exists(rec):  # a second attempt: the recorder never overwrites
         os.unlink(rec)
-    r = e2e.run([env.record, "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", rec, "--",
+    # -v: the end report's details (the native frames' counts).
+    r = e2e.run([env.record, "-v", "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", rec, "--",
                  env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
                  "--switch-log", truth + ".switches"] + list(extra))
     if r.returncode != 0:
