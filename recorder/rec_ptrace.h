@@ -36,6 +36,17 @@ typedef struct rec_tracee {
 
 int rec_ptrace_seize(rec_tracee *t, pid_t pid, int trace_exec, zs_error *err);
 
+/* Why the kernel refused this process access to pid (to trace it, to read
+ * /proc/PID/exe or its memory: one check), as advice for the user who got
+ * the refusal: without the privilege, how to get it; with it (CAP_SYS_PTRACE
+ * effective), what else refuses (another tracer, Yama's ptrace_scope 3, a
+ * user or PID namespace, a security module). One phrase, no newline. */
+void rec_ptrace_denied_why(pid_t pid, char *buf, size_t len);
+
+/* Whether this process sees the host's PID namespace (where pid 2 is the
+ * kernel's kthreadd), not a container's, whose pids differ from the host's. */
+int rec_ptrace_host_pids(void);
+
 /* Asks a running tracee to stop; never waits. A tracee already stopped, or
  * held by job control, needs no interrupt. Returns 0, or 1 when it is gone. */
 int rec_ptrace_interrupt(rec_tracee *t, uint64_t now_ns);

@@ -133,6 +133,7 @@ typedef struct session {
     int realtime;        /* the recorder got SCHED_FIFO */
     int moved;           /* it left its home CPUs to follow a target */
     int spin_backoff;    /* ticks to go without spinning after a spin in vain */
+    int exec_said;       /* launch: the child writes here why its exec failed (-1: none) */
     int said_demoted;
     /* The time the loop spent on housekeeping while an interrupt was out:
      * a stop that came meanwhile waited for it (rec_stats' elsewhere). */
