@@ -76,6 +76,9 @@ typedef enum zs_event_kind {
                                 stack that stop found: it could not change) */
     ZS_EV_LATE_STOP = 9,     /* value: interrupts a target did not answer within
                                 the stop deadline (its ticks are skipped) */
+    ZS_EV_REPORT = 10,       /* message: one line of the recorder's end report
+                                (pid: the process it is about, else 0), all of
+                                it, as -v prints it; value 0 */
 } zs_event_kind;
 
 /* One frame as sampled. A script frame: the Func and the statement or call

@@ -10,7 +10,7 @@
 #include "zs_cmdline.h"
 #include "zs_layout.h"
 
-enum { MAX_EVENTS_SHOWN = 8 };
+enum { MAX_EVENTS_SHOWN = 8, MAX_REPORT_LINES = 64 };
 
 /* What only a description looks at; the counts are the reading's
  * (conv_read_scan), the same a conversion makes. */
@@ -20,6 +20,8 @@ typedef struct info {
     int any;
     uint64_t snapshot_bytes, snapshot_regions, events_shown;
     uint64_t modules, locations, located; /* --native: with source lines */
+    char *report[MAX_REPORT_LINES]; /* the recorder's end report, shown after the rest */
+    size_t nreport, report_left;    /* lines kept; lines beyond those */
 } info;
 
 static void print_wall(FILE *out, int64_t ns)
@@ -67,6 +69,30 @@ static void process(const zs_record *r, FILE *out)
                        ? ", scripts compiled with ZAM" : "");
 }
 
+/* A line of the recorder's end report (ZS_EV_REPORT: all of it, the
+ * details -v prints included), kept to be shown after the summary. */
+static void keep_report_line(info *in, const char *line)
+{
+    char *copy = in->nreport < MAX_REPORT_LINES ? strdup(line) : NULL;
+    if (copy)
+        in->report[in->nreport++] = copy;
+    else
+        in->report_left++;
+}
+
+static void print_report(info *in)
+{
+    if (in->nreport)
+        fprintf(in->out, "  the recorder's end report:\n");
+    for (size_t i = 0; i < in->nreport; i++) {
+        fprintf(in->out, "    %s\n", in->report[i]);
+        free(in->report[i]);
+    }
+    if (in->report_left)
+        fprintf(in->out, "    (%zu more lines)\n", in->report_left);
+    in->nreport = in->report_left = 0;
+}
+
 /* Prints the header, processes and events as they come, and counts what
  * only a description shows. */
 static void see(void *ctx, const zs_record *r)
@@ -89,6 +115,8 @@ static void see(void *ctx, const zs_record *r)
         in->locations++;
     } else if (r->type == ZS_REC_LINES) {
         in->located++;
+    } else if (r->type == ZS_REC_EVENT && r->event.kind == ZS_EV_REPORT) {
+        keep_report_line(in, r->event.message);
     } else if (r->type == ZS_REC_EVENT && r->event.kind != ZS_EV_SKIPPED &&
                r->event.kind != ZS_EV_TORN && *r->event.message &&
                in->events_shown++ < MAX_EVENTS_SHOWN) {
@@ -154,6 +182,7 @@ static int describe(const char *path, FILE *out)
         summary(&in, &totals, &rep, out);
     else
         fprintf(out, "  error: %s: %s\n", zs_code_message(err.code), err.detail);
+    print_report(&in);
     conv_read_close(rd);
     return rc == 0 ? 0 : 1;
 }

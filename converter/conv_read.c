@@ -20,10 +20,11 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r5" /* r2: normalized script paths; r3: native mappings;
+#define RESOLVER_GENERATION "r6" /* r2: normalized script paths; r3: native mappings;
                                    r4: native file:line and inlined frames;
                                    r5: the interpreter inside the innermost
-                                   script frame hidden */
+                                   script frame hidden; r6: code without a
+                                   symbol named after its module */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each
@@ -449,13 +450,13 @@ static int add_lines(reading *rd, const zs_record *rec, zs_error *err)
     return 0;
 }
 
-/* A native frame's name: its symbol, demangled. */
+/* A native frame's name: its symbol, demangled (conv_native_name). */
 static zs_frame_info native_frame(const process *p, uint64_t id)
 {
     const char *mangled = p && id < p->nsymbols ? p->symbols[id] : NULL;
     char *name = NULL;
     if (mangled) {
-        name = conv_demangle(mangled);
+        name = conv_native_name(mangled);
     } else {
         char buf[64];
         snprintf(buf, sizeof buf, "[native symbol %" PRIu64 "]", id);

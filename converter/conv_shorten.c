@@ -84,7 +84,7 @@ char *conv_short_name(const char *name)
     if (!t.s)
         return NULL;
     t.s[0] = '\0';
-    if (name[0] == '[') { /* a marker or an address: "[unknown]", "[[vdso]+0x7bd]" */
+    if (name[0] == '[') { /* a marker or a module: "[unknown]", "[vdso]" */
         put(&t, name, len);
         return t.s;
     }

@@ -15,7 +15,7 @@
  * and of a lambda ("{lambda(...)#1}") becomes "(...)"; operator names
  * (operator<, operator<<, operator(), operator new[]) and "(anonymous
  * namespace)" stay whole. A name that is no C++ name ("main",
- * "[[vdso]+0x7bd]", "clock_gettime@@GLIBC_2.17") comes back as it is.
+ * "[vdso]", "clock_gettime@@GLIBC_2.17") comes back as it is.
  * NULL on no memory. */
 char *conv_short_name(const char *name);
 

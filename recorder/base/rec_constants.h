@@ -4,8 +4,6 @@
 #define REC_CONSTANTS_H
 
 #define REC_PROG "zeek-spy-record"
-#define REC_PTRACE_HINT \
-    "run as root or with CAP_SYS_PTRACE (and check the sysctl kernel.yama.ptrace_scope)"
 
 enum {
     /* A target that has not reached its stop this long after an interrupt

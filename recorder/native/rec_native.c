@@ -610,6 +610,11 @@ const rec_native_line *rec_native_lines_of(const rec_native *n, const rec_native
 
 const char *rec_native_broken(const rec_native *n) { return n->broken; }
 
+pid_t rec_native_unwinder(const rec_native *n)
+{
+    return n->child > 0 ? n->child : 0;
+}
+
 void rec_native_reaped(rec_native *n, pid_t pid)
 {
     if (n->child == pid)

@@ -91,7 +91,7 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
                            uint64_t wait_until_ns);
 
 /* The (mangled) name of a location's symbol id:
- * "[module+0xOFFSET]" when no symbol covers it, "[unknown]" when no module
+ * "[module]" (e.g. "[vdso]") when no symbol covers it, "[unknown]" when no module
  * does, and the markers' names for REC_NATIVE_TRUNCATED_ID and
  * REC_NATIVE_FIBER_ID. */
 const char *rec_native_name(const rec_native *n, uint64_t id);
@@ -114,6 +114,10 @@ const char *rec_native_broken(const rec_native *n);
  * if it was n's unwinder, n forgets its pid (never to signal a pid that
  * may be reused). */
 void rec_native_reaped(rec_native *n, pid_t pid);
+
+/* The unwinder's pid (its CPU is the recorder's too), or 0 when it is
+ * gone or there is none. */
+pid_t rec_native_unwinder(const rec_native *n);
 
 /* Unwinds cut short by the copy's end, for the end report. */
 uint64_t rec_native_truncated(const rec_native *n);

@@ -65,7 +65,8 @@ typedef struct pc_entry {
     uint32_t location, symbol;
 } pc_entry;
 
-/* What a location says: its module, symbol and source lines. Two PCs
+/* What a location says: its module, symbol and source lines (code no
+ * symbol names: its PC too). Two PCs
  * that say the same are one location (nothing downstream tells them
  * apart but the address), so a leaf that lands on another instruction of
  * the same line makes no new location and no new stack. */
@@ -73,6 +74,8 @@ typedef struct location_key {
     uint32_t location; /* the id it was sent as */
     uint32_t module, symbol, nlines;
     rec_unwind_line lines[UW_MAX_INLINE];
+    uint64_t pc; /* code no symbol names: the PC, each its own location, so
+                    that its address (pprof -addresses) tells them apart; else 0 */
 } location_key;
 
 typedef struct unwinder {
@@ -238,11 +241,15 @@ static const char *plt_section(Dwfl_Module *mod, Dwarf_Addr pc)
     return name && !strncmp(name, ".plt", 4) && strlen(name) < 16 ? name : NULL;
 }
 
-/* The name of pc: its symbol, its module's PLT, or its module and offset. */
-static char *name_of(unwinder *u, uint64_t pc)
+/* The name of pc: its symbol, its module's PLT, or its module's name for
+ * code no symbol covers (*unnamed set): "[libfoo.so.1]", "[vdso]", one
+ * function of that module, as perf and pprof name it (by offset, each
+ * address would be a function of its own). */
+static char *name_of(unwinder *u, uint64_t pc, int *unnamed)
 {
     Dwfl_Module *mod = u->dwfl && in_code(u, pc) ? dwfl_addrmodule(u->dwfl, pc) : NULL;
     char buf[512];
+    *unnamed = 0;
     if (!mod) /* one name for all of them: anonymous code does not aggregate */
         return strdup("[unknown]");
     GElf_Off off;
@@ -252,15 +259,22 @@ static char *name_of(unwinder *u, uint64_t pc)
         name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
     if (name)
         return strndup(name, UW_MAX_NAME - 1);
-    Dwarf_Addr start;
-    const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+    const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
     const char *base = path ? strrchr(path, '/') : NULL;
     const char *module = base ? base + 1 : path ? path : "?";
+    /* A file deleted since it was mapped (a package upgraded under a
+     * running zeek) is the same module. */
+    static const char deleted[] = " (deleted)";
+    size_t len = strlen(module), cut = sizeof deleted - 1;
+    int n = (int)(len > cut && !strcmp(module + len - cut, deleted) ? len - cut : len);
     const char *plt = plt_section(mod, pc);
     if (plt) /* a call through the PLT: one frame per module, not per stub */
-        snprintf(buf, sizeof buf, "[%s %s]", module, plt);
+        snprintf(buf, sizeof buf, "[%.*s %s]", n, module, plt);
+    else if (module[0] == '[') /* "[vdso]": bracketed already */
+        snprintf(buf, sizeof buf, "%.*s", n, module);
     else
-        snprintf(buf, sizeof buf, "[%s+0x%llx]", module, (unsigned long long)(pc - start));
+        snprintf(buf, sizeof buf, "[%.*s]", n, module);
+    *unnamed = !plt;
     return strdup(buf);
 }
 
@@ -456,6 +470,7 @@ static int lines_of(unwinder *u, Dwfl_Module *mod, uint64_t pc, uint32_t symbol,
 static uint64_t hash_key(const location_key *k)
 {
     uint64_t h = zs_fnv1a(ZS_FNV_SEED, &k->module, 3 * sizeof k->module);
+    h = zs_fnv1a(h, &k->pc, sizeof k->pc);
     return zs_fnv1a(h, k->lines, k->nlines * sizeof k->lines[0]);
 }
 
@@ -463,7 +478,7 @@ static int same_key(const void *ctx, uint32_t id, const void *key)
 {
     const location_key *a = &((const unwinder *)ctx)->keys[id], *b = key;
     return a->module == b->module && a->symbol == b->symbol && a->nlines == b->nlines &&
-           !memcmp(a->lines, b->lines, a->nlines * sizeof a->lines[0]);
+           a->pc == b->pc && !memcmp(a->lines, b->lines, a->nlines * sizeof a->lines[0]);
 }
 
 /* The location id of what k says: the one sent before, else a new one
@@ -494,7 +509,8 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
     int64_t known = zs_intern_find(&u->by_pc, h, NULL, NULL, NULL);
     if (known >= 0)
         return &u->pc_loc[known];
-    char *name = name_of(u, pc);
+    int unnamed;
+    char *name = name_of(u, pc, &unnamed);
     int64_t id = name ? name_id(u, name) : -1;
     if (id < 0)
         return NULL;
@@ -502,7 +518,8 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
     int64_t module = mod ? module_id(u, mod) : -2;
     if (module == -1)
         return NULL;
-    location_key k = {.module = module >= 0 ? (uint32_t)module + 1 : 0, .symbol = (uint32_t)id};
+    location_key k = {.module = module >= 0 ? (uint32_t)module + 1 : 0, .symbol = (uint32_t)id,
+                      .pc = unnamed ? pc : 0};
     int n = mod ? lines_of(u, mod, pc, (uint32_t)id, k.lines) : 0;
     if (n < 0)
         return NULL;

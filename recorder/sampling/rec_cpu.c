@@ -22,6 +22,17 @@ void rec_cpu_close(rec_cpu *c)
     c->stat_fd = -1;
 }
 
+/* Field `field` (1-based, as proc(5) counts) of a /proc/PID/stat line,
+ * or NULL. The command name (field 2) may hold spaces and parentheses:
+ * fields are counted from the last ')'. */
+static const char *stat_field(const char *buf, int field)
+{
+    const char *p = strrchr(buf, ')');
+    for (int at = 2; p && at < field; at++)
+        p = strchr(p + 1, ' ');
+    return p ? p + 1 : NULL;
+}
+
 int rec_cpu_current(rec_cpu *c)
 {
     char buf[1024];
@@ -31,19 +42,31 @@ int rec_cpu_current(rec_cpu *c)
     if (n <= 0)
         return -1;
     buf[n] = '\0';
-    /* The command name (field 2) may hold spaces and parentheses: count
-     * fields from the last ')'. "processor" is field 39. */
-    char *p = strrchr(buf, ')');
+    const char *p = stat_field(buf, 39); /* "processor" */
     if (!p)
         return -1;
-    for (int field = 2; field < 39; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p)
-            return -1;
-    }
     char *end;
-    long cpu = strtol(p + 1, &end, 10);
-    return end == p + 1 || cpu < 0 || cpu >= CPU_SETSIZE ? -1 : (int)cpu;
+    long cpu = strtol(p, &end, 10);
+    return end == p || cpu < 0 || cpu >= CPU_SETSIZE ? -1 : (int)cpu;
+}
+
+uint64_t rec_cpu_time_ns(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *utime = stat_field(buf, 14), *stime = stat_field(buf, 15);
+    long tick = sysconf(_SC_CLK_TCK);
+    if (!utime || !stime || tick <= 0)
+        return 0;
+    unsigned long long ticks = strtoull(utime, NULL, 10) + strtoull(stime, NULL, 10);
+    return (uint64_t)(ticks * (1000000000ULL / (unsigned long long)tick));
 }
 
 int rec_cpu_pinned(pid_t pid)

@@ -8,6 +8,7 @@
 #define REC_CPU_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct rec_cpu {
@@ -20,6 +21,10 @@ void rec_cpu_close(rec_cpu *c);
 /* The CPU the target last ran on, or -1 when unknown (one read of
  * /proc/PID/stat: about as costly as a sample's reads, so only when needed). */
 int rec_cpu_current(rec_cpu *c);
+
+/* The CPU time (user and system) process pid has used so far, from
+ * /proc/PID/stat; 0 when unknown. */
+uint64_t rec_cpu_time_ns(pid_t pid);
 
 /* The one CPU the target is pinned to (its affinity mask), or -1 when it
  * may run on several. Production workers are usually pinned. */

@@ -4,13 +4,17 @@
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "base/rec_clock.h"
+#include "targets/rec_access.h"
 
 int rec_ptrace_seize(rec_tracee *t, pid_t pid, int trace_exec, zs_error *err)
 {
@@ -20,9 +24,11 @@ int rec_ptrace_seize(rec_tracee *t, pid_t pid, int trace_exec, zs_error *err)
     if (ptrace(PTRACE_SEIZE, pid, 0, opts) != 0) {
         if (errno == ESRCH)
             return zs_fail(err, ZS_E_NO_PROCESS, "pid %d: no such process", (int)pid);
-        if (errno == EPERM)
-            return zs_fail(err, ZS_E_PERMISSION, "pid %d: ptrace not permitted: %s "
-                           "(or another tracer, e.g. a debugger, is attached)", (int)pid, REC_PTRACE_HINT);
+        if (errno == EPERM) {
+            char why[512];
+            rec_access_denied_why(pid, why, sizeof why);
+            return zs_fail(err, ZS_E_PERMISSION, "pid %d: ptrace not permitted: %s", (int)pid, why);
+        }
         return zs_fail(err, ZS_E_TARGET, "pid %d: PTRACE_SEIZE: %s", (int)pid, strerror(errno));
     }
     t->seized = 1;

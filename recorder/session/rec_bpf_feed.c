@@ -84,28 +84,28 @@ void rec_bpf_feed_poll(session *s)
         s->bpf_poll_errors++;
 }
 
-void rec_bpf_feed_report(const session *s)
+int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
 {
     uint64_t c[REC_BPF_C__COUNT];
     if (rec_bpf_counters(s->o->bpf, c))
-        return;
+        return -1;
     uint64_t failed = 0;
     for (unsigned k = 0; k < REC_BPF_BAD__COUNT; k++)
         failed += c[REC_BPF_C_BAD + k];
-    rec_say(s, "sampler: bpf (zeek never stopped): %" PRIu64 " on-CPU ticks, %" PRIu64
-        " off-CPU samples standing for %" PRIu64 " ticks; %" PRIu64 " reads failed (a page not "
-        "in memory: counted, not guessed), %" PRIu64 " records lost to a full ring",
-        c[REC_BPF_C_TICKS], c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT], failed,
-        c[REC_BPF_C_RING_FULL]);
-    if (s->o->verbose && failed) {
-        char line[512];
-        size_t at = 0;
-        for (unsigned k = 0; k < REC_BPF_BAD__COUNT && at < sizeof line; k++)
-            if (c[REC_BPF_C_BAD + k])
-                at += (size_t)snprintf(line + at, sizeof line - at, " %s %" PRIu64,
-                                       rec_bpf_counter_name(REC_BPF_C_BAD + k), c[REC_BPF_C_BAD + k]);
-        rec_say(s, "sampler: failed reads by kind:%s", line);
+    if (!detail) {
+        snprintf(buf, len, "sampler: bpf: %" PRIu64 " on-CPU ticks, %" PRIu64 " off-CPU samples "
+                 "standing for %" PRIu64 " ticks; %" PRIu64 " reads failed (a page not in memory: "
+                 "counted, not guessed), %" PRIu64 " records lost to a full ring",
+                 c[REC_BPF_C_TICKS], c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT], failed,
+                 c[REC_BPF_C_RING_FULL]);
+        return 0;
     }
+    size_t at = (size_t)snprintf(buf, len, "sampler: bpf: %" PRIu64 " switches of a target off its "
+                                 "CPU; failed reads by kind:", c[REC_BPF_C_LEAVES]);
+    for (unsigned k = 0; k < REC_BPF_BAD__COUNT && at < len; k++)
+        at += (size_t)snprintf(buf + at, len - at, " %s %" PRIu64,
+                               rec_bpf_counter_name(REC_BPF_C_BAD + k), c[REC_BPF_C_BAD + k]);
+    return 0;
 }
 
 #else
@@ -141,6 +141,13 @@ void rec_bpf_feed_remove(session *s, slot *sl)
 
 void rec_bpf_feed_poll(session *s) { (void)s; }
 
-void rec_bpf_feed_report(const session *s) { (void)s; }
+int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
+{
+    (void)s;
+    (void)detail;
+    (void)buf;
+    (void)len;
+    return -1;
+}
 
 #endif

@@ -144,6 +144,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
             return 0;
         }
         s->stats.skipped++;
+        sl->skipped_stuck++;
         if (!sl->warned_late) {
             sl->warned_late = 1;
             s->stats.late_stops++;
@@ -156,6 +157,7 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
     sl->warned_late = 0;
     if (sl->npending == REC_PENDING_SAMPLES) { /* nowhere to keep its sample */
         s->stats.skipped++;
+        sl->skipped_behind++;
         return 0;
     }
     if (sl->tracee.job_stopped) {
@@ -374,7 +376,9 @@ int rec_loop_run(session *s, zs_error *err)
         if (end && now >= end)
             break;
         tick(s, now);
-        s->stats.skipped += rec_clock_advance(&clock, rec_now_ns());
+        uint64_t late = rec_clock_advance(&clock, rec_now_ns());
+        s->stats.skipped += late;
+        s->late_ticks += late;
     }
     /* Stops still out are collected by the release; their samples are not kept. */
     return housekeep(s, rec_now_ns(), 1, err) < 0 ? -1 : 0;

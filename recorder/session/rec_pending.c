@@ -289,10 +289,12 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int
     sl->stack_copied += captured ? raw->native.stack_len : 0;
     if (res == REC_READ_TORN) {
         s->stats.torn++;
+        sl->torn++;
         return;
     }
     if (sl->npending == REC_PENDING_SAMPLES) { /* the ring full: the writing is behind */
         s->stats.skipped += 1 + ticks.owed;
+        sl->skipped_behind += 1 + ticks.owed;
         return;
     }
     unsigned at = (sl->pending_head + sl->npending) % REC_PENDING_SAMPLES;
@@ -300,6 +302,7 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int
     *p = (pending_sample){.ticks = ticks};
     if (res == REC_READ_FAILED) {
         s->stats.failed++;
+        sl->failed++;
         p->failed = 1;
         sl->npending++;
         return;
@@ -314,6 +317,7 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int
     zs_frame *copy = malloc((nscript ? nscript : 1) * (sizeof *copy + 8));
     if (!copy) {
         s->stats.failed++;
+        sl->failed++;
         return;
     }
     memcpy(copy, s->frames, nscript * sizeof *copy);
@@ -328,6 +332,7 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int
     s->offcpu_samples += off_cpu;
     s->offcpu_ticks += off_cpu ? 1 + ticks.owed : 0;
     s->stats.deep += cut;
+    sl->cut += cut;
     sl->taken++;
     sl->credited += off_cpu ? 0 : ticks.owed;
     sl->away += off_cpu ? ticks.owed : 0;

@@ -15,6 +15,7 @@
 
 #include "base/rec_clock.h"
 #include "session/rec_session_priv.h"
+#include "targets/rec_access.h"
 #include "base/rec_signals.h"
 #include "zs_grow.h"
 
@@ -27,27 +28,39 @@
  * pipe and the child exits without running the command. */
 static int fork_waiting_child(session *s, slot *sl, int *go, zs_error *err)
 {
-    int fds[2];
+    int fds[2], said[2]; /* said: the child's errno when its exec fails (closed by a good one) */
     if (pipe2(fds, O_CLOEXEC) != 0)
         return zs_fail(err, ZS_E_TARGET, "pipe: %s", strerror(errno));
+    if (pipe2(said, O_CLOEXEC) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return zs_fail(err, ZS_E_TARGET, "pipe: %s", strerror(errno));
+    }
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        close(said[0]);
+        close(said[1]);
         return zs_fail(err, ZS_E_TARGET, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
         char c;
         close(fds[1]);
+        close(said[0]);
         rec_signals_reset_for_exec();
         if (read(fds[0], &c, 1) != 1)
             _exit(127);
         execvp(s->o->command[0], s->o->command);
-        fprintf(stderr, "%s: cannot run %s: %s\n", REC_PROG, s->o->command[0], strerror(errno));
+        int e = errno;
+        if (write(said[1], &e, sizeof e) != sizeof e)
+            _exit(127);
         _exit(127);
     }
     close(fds[0]);
+    close(said[1]);
     *go = fds[1];
+    s->exec_said = said[0];
     sl->target.pid = pid;
     return 0;
 }
@@ -61,10 +74,17 @@ static int start_child(session *s, slot *sl, int go, zs_error *err)
     int rc = rec_ptrace_seize(&sl->tracee, pid, 1, err);
     if (rc == 0 && write(go, "g", 1) != 1)
         rc = zs_fail(err, ZS_E_TARGET, "cannot start %s", s->o->command[0]);
-    if (rc == 0)
-        rc = rec_ptrace_wait_exec(&sl->tracee, rec_now_ns() + EXEC_DEADLINE_NS, err);
-    if (rc == 0)
-        rc = rec_target_open(pid, &s->o->layout, NULL, &sl->target, err);
+    if (rc == 0 && rec_ptrace_wait_exec(&sl->tracee, rec_now_ns() + EXEC_DEADLINE_NS, err)) {
+        int e = 0; /* gone before its exec: the child says why, when its exec failed */
+        if (read(s->exec_said, &e, sizeof e) == sizeof e && e)
+            zs_fail(err, ZS_E_TARGET, "cannot run %s: %s", s->o->command[0], strerror(e));
+        return -1;
+    }
+    if (rc == 0 && rec_target_open(pid, &s->o->layout, NULL, &sl->target, err)) {
+        zs_error why = *err; /* release_targets kills it in its exec stop */
+        zs_fail(err, why.code, "%s; the command was killed before it ran any of its code", why.detail);
+        return -1;
+    }
     return rc;
 }
 
@@ -106,9 +126,12 @@ static int prepare_targets(session *s, int *go, zs_error *err)
     size_t usable = 0;
     for (size_t i = 0; i < s->nslots; i++)
         usable += s->slots[i]->active;
+    if (!usable && !rec_signals_stop_requested() && o->all)
+        return zs_fail(err, ZS_E_NO_PROCESS, "--all: no zeek process found%s", rec_access_host_pids() ? ""
+                       : " (the recorder runs in a container and sees only its processes: run it on the host)");
     if (!usable && !rec_signals_stop_requested())
-        return zs_fail(err, ZS_E_NO_PROCESS, o->all ? "--all: no zeek process found"
-                                                      : "none of the given processes can be recorded");
+        return zs_fail(err, ZS_E_NO_PROCESS, "none of the given processes can be recorded (each "
+                       "warning above says why)");
     return 0;
 }
 
@@ -130,7 +153,10 @@ static int start_targets(session *s, int go, zs_error *err)
         sl->active = 0;
         zs_error why = {0};
         if (rec_slot_seize(s, sl, &why)) {
-            rec_slot_refuse(s, sl, sl->target.pid, &why);
+            if (s->nslots > 1)
+                rec_slot_refuse(s, sl, sl->target.pid, &why);
+            else /* alone, its refusal is the error itself: said once */
+                sl->refused = 1;
             if (!first.code)
                 first = why;
             continue;
@@ -211,7 +237,7 @@ static void release_targets(session *s, int go)
 
 int rec_session_run(const rec_options *o, zs_error *err)
 {
-    session s = {.o = o};
+    session s = {.o = o, .exec_said = -1};
     int rc = -1, go = -1, sampling = 0;
     sched_getaffinity(0, sizeof s.home, &s.home);
     s.follow_cpu = !o->nonblocking && !o->bpf && !o->no_follow_cpu;
@@ -258,7 +284,9 @@ int rec_session_run(const rec_options *o, zs_error *err)
         rec_ptrace_resume(&s.slots[0]->tracee);
     }
     sampling = 1;
-    if (rec_loop_run(&s, err))
+    int looped = rec_loop_run(&s, err);
+    s.end_ns = rec_now_ns(); /* rates are over the sampling, not the release after it */
+    if (looped)
         goto out;
     if (rec_signals_stop_requested())
         rec_say(&s, "stopping on signal %d", rec_signals_stop_requested());
@@ -271,8 +299,9 @@ out:
     rec_scout_free(s.scout);
     s.scout = NULL;
     rec_top_end(s.top); /* the terminal back before anything is said */
+    if (s.out && rc == 0)
+        rc = rec_report_end(&s, err); /* said, and kept in the recording for --info */
     if (s.out && rc == 0) {
-        rec_report_end(&s);
         rc = rec_output_close(s.out, rec_since_start_us(&s, rec_now_ns()), err);
     } else if (s.out && !sampling) {
         rec_output_discard(s.out); /* refused before any sample: no file left behind */
@@ -292,5 +321,7 @@ out:
     free(s.slots);
     free(s.find);
     rec_top_free(s.top); /* after the output is closed: removes a scratch recording */
+    if (s.exec_said >= 0)
+        close(s.exec_said);
     return rc;
 }

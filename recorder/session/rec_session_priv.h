@@ -109,6 +109,9 @@ typedef struct slot {
     uint64_t away;            /* BPF: further ticks its off-CPU samples stand for */
     int bpf_added;            /* BPF: the kernel samples its main thread */
     uint64_t reads, stack_copies, stack_copied; /* process_vm_readv calls; stack copies, bytes */
+    /* Its ticks that gave no sample, by why, and its stacks cut at the
+     * maximum depth: the end report says what was lost, process by process. */
+    uint64_t skipped_stuck, skipped_behind, torn, failed, cut;
     uint64_t stop_max_ns, held_max_ns; /* its longest stop, and longest part (c) */
     uint64_t elsewhere_ns, elsewhere_samples; /* its stops' part (b) */
     uint64_t inspect_ns;      /* --all: its inspection took this long */
@@ -123,16 +126,19 @@ typedef struct session {
     rec_scout *scout;    /* --all */
     rec_scout_find *find; /* --all: room for one find (they are large) */
     uint64_t gone_targets, gone_samples, gone_reads; /* released slots, for the end report */
+    uint64_t late_ticks; /* ticks that passed while the loop was late: every target's */
     uint64_t inspections_run, inspections_cached; /* the scout's, at its end */
     rec_top *top;        /* --top, or NULL */
     rec_stats stats;
     uint64_t start_ns;
+    uint64_t end_ns;     /* when the sampling loop ended (0: before) */
     uint64_t period_ns;
     cpu_set_t home;      /* the CPUs the recorder was started on */
     int follow_cpu;      /* sample each target from its own CPU */
     int realtime;        /* the recorder got SCHED_FIFO */
     int moved;           /* it left its home CPUs to follow a target */
     int spin_backoff;    /* ticks to go without spinning after a spin in vain */
+    int exec_said;       /* launch: the child writes here why its exec failed (-1: none) */
     int said_demoted;
     /* The time the loop spent on housekeeping while an interrupt was out:
      * a stop that came meanwhile waited for it (rec_stats' elsewhere). */
@@ -157,13 +163,19 @@ typedef struct session {
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
     /* --sampler bpf: off-CPU samples and the ticks they stand for; polls that failed. */
     uint64_t offcpu_samples, offcpu_ticks, bpf_poll_errors;
+    uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 
 /* rec_report.c: what the recorder says (nothing with -q). */
 void rec_say(const struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t rec_since_start_us(const struct session *s, uint64_t ns);
 void rec_report_stats(const struct session *s, uint64_t now); /* -v, once a second */
-void rec_report_end(const struct session *s);
+/* The end report: a few lines, the details with -v; all of it is written
+ * into the recording too (ZS_EV_REPORT events), for --info. */
+int rec_report_end(const struct session *s, zs_error *err);
+/* "N samples; nothing skipped or lost", or what was and why, for pid's
+ * line (at the end, or when it goes). */
+void rec_report_losses(const struct session *s, const slot *sl, char *buf, size_t len);
 
 /* rec_slots.c: a slot per target, from found to gone. */
 slot *rec_slot_new(struct session *s, zs_error *err);
@@ -202,6 +214,8 @@ int rec_bpf_feed_add(struct session *s, slot *sl, zs_error *err);
 void rec_bpf_feed_remove(struct session *s, slot *sl);
 /* Every record waiting, kept in pending order. */
 void rec_bpf_feed_poll(struct session *s);
-void rec_bpf_feed_report(const struct session *s);
+/* The end report's line about the BPF sampler (detail: the -v line). -1
+ * when its counters cannot be read. */
+int rec_bpf_feed_describe(const struct session *s, int detail, char *buf, size_t len);
 
 #endif

@@ -192,7 +192,9 @@ int rec_slots_release_gone(session *s, size_t i, zs_error *err)
         snprintf(msg, sizeof msg, "pid %d exited with status %d", (int)sl->target.pid, WEXITSTATUS(st));
     else
         snprintf(msg, sizeof msg, "pid %d is gone", (int)sl->target.pid);
-    rec_say(s, "%s (%" PRIu64 " samples)", msg, sl->taken + sl->credited + sl->away);
+    char losses[512];
+    rec_report_losses(s, sl, losses, sizeof losses);
+    rec_say(s, "%s (%" PRIu64 " samples; %s)", msg, sl->taken + sl->credited + sl->away, losses);
     int rc = rec_output_event(s->out, rec_since_start_us(s, rec_now_ns()), sl->target.pid,
                               ZS_EV_TARGET_EXITED, (uint64_t)st, msg, err);
     rec_output_drop_process(s->out, sl->target.pid);
@@ -206,6 +208,8 @@ int rec_slots_release_gone(session *s, size_t i, zs_error *err)
     if (sl->native) {
         s->gone_truncated += rec_native_truncated(sl->native);
         s->gone_general += rec_native_general(sl->native);
+        pid_t unwinder = rec_native_unwinder(sl->native);
+        s->gone_unwinder_ns += unwinder ? rec_cpu_time_ns(unwinder) : 0;
     }
     rec_slot_free(sl);
     s->slots[i] = s->slots[--s->nslots];

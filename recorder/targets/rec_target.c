@@ -14,6 +14,7 @@
 #include "targets/rec_inspect.h"
 #include "frames/rec_memory.h"
 #include "frames/rec_model.h"
+#include "targets/rec_access.h"
 #include "zs_elf.h"
 #include "zs_maps.h"
 #include "zs_resolver.h"
@@ -30,7 +31,19 @@ const char *rec_layout_source_name(rec_layout_source s)
 
 static int permission_error(pid_t pid, const char *what, zs_error *err)
 {
-    return zs_fail(err, ZS_E_PERMISSION, "pid %d: cannot read %s: %s", (int)pid, what, REC_PTRACE_HINT);
+    char why[512];
+    rec_access_denied_why(pid, why, sizeof why);
+    return zs_fail(err, ZS_E_PERMISSION, "pid %d: cannot read %s: %s", (int)pid, what, why);
+}
+
+/* No process pid: where the recorder runs in a container's PID namespace,
+ * the pid the user has (from the host) may well be another number there. */
+static int no_process(pid_t pid, zs_error *err)
+{
+    return zs_fail(err, ZS_E_NO_PROCESS, "no process with pid %d%s", (int)pid,
+                   rec_access_host_pids() ? "" : " in the recorder's PID namespace (it runs in a "
+                   "container, whose pids are not the host's: run the recorder on the host, or give "
+                   "the pid as the container numbers it)");
 }
 
 /* The load bias of a PIE: where the mapping of the executable's first page
@@ -276,12 +289,11 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
     memset(t, 0, sizeof *t);
     t->pid = pid;
     if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-        return zs_fail(err, ZS_E_NO_PROCESS, "no process with pid %d", (int)pid);
+        return no_process(pid, err);
     snprintf(exe_path, sizeof exe_path, "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(exe_path, t->exe, sizeof t->exe - 1);
     if (n < 0)
-        return errno == ENOENT ? zs_fail(err, ZS_E_NO_PROCESS, "no process with pid %d", (int)pid)
-                               : permission_error(pid, exe_path, err);
+        return errno == ENOENT ? no_process(pid, err) : permission_error(pid, exe_path, err);
     t->exe[n] = '\0';
 
     /* The executable is parsed in a sandboxed child (rec_inspect.h); this

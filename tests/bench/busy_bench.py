@@ -87,7 +87,7 @@ def placement(env, rows):
                              stderr=subprocess.DEVNULL)
         if target_cpu:
             subprocess.run(["taskset", "-pc", target_cpu, str(t.pid)], capture_output=True)
-        cmd = [env.record, "-r", "100", "-d", "4", "-o", env.path("place-%d.zspy" % len(rows)),
+        cmd = [env.record, "-v", "-r", "100", "-d", "4", "-o", env.path("place-%d.zspy" % len(rows)),
                "-p", str(t.pid)] + extra
         if rec_cpu:
             cmd = ["taskset", "-c", rec_cpu] + cmd

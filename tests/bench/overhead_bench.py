@@ -37,7 +37,7 @@ def target_run(target, iterations, rec_args=None, recorder=None, out=None, truth
     t = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     rec_err = ""
     if rec_args is not None:
-        r = subprocess.run([recorder, "-p", str(t.pid), "-o", out] + rec_args,
+        r = subprocess.run([recorder, "-v", "-p", str(t.pid), "-o", out] + rec_args,
                            capture_output=True, text=True)
         rec_err = r.stderr
         if r.returncode != 0:
@@ -103,7 +103,7 @@ def main():
     time.sleep(0.3)
     out = os.path.join(tmp, "steady.zspy")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run([args.recorder, "--no-native", "-p", str(long_target.pid), "-d", "10", "-r", "100",
+    r = subprocess.run([args.recorder, "-v", "--no-native", "-p", str(long_target.pid), "-d", "10", "-r", "100",
                         "-o", out, "--stats", "1"], capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     long_target.wait()
@@ -154,7 +154,7 @@ def main():
     time.sleep(0.3)
     out = os.path.join(tmp, "native.zspy")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    rp = subprocess.Popen([args.recorder, "--native", "-p", str(long_target.pid), "-d", "10", "-r", "100",
+    rp = subprocess.Popen([args.recorder, "-v", "--native", "-p", str(long_target.pid), "-d", "10", "-r", "100",
                            "-o", out, "--stats", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
     # Steady state apart from the start, where the unwinder parses the

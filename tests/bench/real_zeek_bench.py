@@ -88,7 +88,7 @@ def run_once(args, zeek, mode, work):
     if mode != "none":
         flags = args.flags[mode]
         recorder = args.recorders.get(mode) or os.path.join(args.build, "zeek-spy-record")
-        rec = subprocess.Popen([recorder, "-p", str(z.pid), "-r",
+        rec = subprocess.Popen([recorder, "-v", "-p", str(z.pid), "-r",
                                 str(args.rate), "-o", out] + flags, stderr=subprocess.PIPE, text=True)
     _, status, zu = os.wait4(z.pid, 0)
     wall = time.monotonic() - start

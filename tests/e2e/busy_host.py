@@ -170,7 +170,7 @@ def profile_shares(env, recording_path, pid=None):
 
 
 def recorder_report(stderr):
-    """The figures of the recorder's end report."""
+    """The figures of the recorder's end report (its details: -v)."""
     f = {}
     m = re.search(r"stop time per sample: p50 (\d+) us, p99 (\d+) us", stderr)
     if m:
@@ -221,7 +221,7 @@ def test_rtguard(env):
         gens = ["3.0", "8.0", "8.2"] * 3
         with Burners(os.cpu_count() if burn else 0):
             procs = start_doubles(env, gens[:n], 8)
-            r = e2e.run([env.record, "--all", "-r", str(rate), "-d", str(SECONDS), "-o", out])
+            r = e2e.run([env.record, "-v", "--all", "-r", str(rate), "-d", str(SECONDS), "-o", out])
         for p in procs:
             p.kill()
         finish(procs)
@@ -271,7 +271,7 @@ def record_busy(env, gens, logs, seconds, args, attach=False):
         pids = [a for p in procs for a in ("-p", str(p.pid))] if attach else []
         # Script frames: the shares are checked against the doubles' own
         # log of their script functions (e2e.native checks native frames').
-        r = e2e.run([env.record, "--no-native", "-d", str(seconds)] + args + pids)
+        r = e2e.run([env.record, "-v", "--no-native", "-d", str(seconds)] + args + pids)
         for p in procs:
             p.terminate()
         finish(procs)

@@ -292,7 +292,7 @@ def test_container(env):
     if r.returncode != 0:
         fail("recording a namespaced zeek: " + r.stderr)
     native = env.path("ct-native.zspy")
-    n = run([env.record, "-p", str(host_pid), "-r", "200", "-d", "1", "-o", native])
+    n = run([env.record, "-v", "-p", str(host_pid), "-r", "200", "-d", "1", "-o", native])
     unwound = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not "
                         r"match the script frames", n.stderr)
     if n.returncode != 0 or not unwound or int(unwound.group(1)) < 100 or unwound.group(2) != "0":

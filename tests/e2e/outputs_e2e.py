@@ -369,7 +369,8 @@ def validate(doc, path):
 
 def info_of(env, rec):
     out = run([env.convert, "--info", rec]).stdout.decode()
-    per_pid = {int(p): int(n) for p, n in re.findall(r"pid (\d+): (\d+) samples", out)}
+    # --info's own lines, not those of the recorder's end report it quotes.
+    per_pid = {int(p): int(n) for p, n in re.findall(r"^  pid (\d+): (\d+) samples", out, re.M)}
     span = float(re.search(r"samples from \S+ for ([\d.]+) s", out).group(1))
     return per_pid, span
 

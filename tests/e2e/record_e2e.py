@@ -5,6 +5,7 @@ double of Zeek (tests/target), checked with the real `go tool pprof`.
     record_e2e.py BUILD_DIR launch GEN [--stripped]   # record a launched target
     record_e2e.py BUILD_DIR attach GEN                # -p PID on a running target
     record_e2e.py BUILD_DIR sigint GEN                # SIGINT mid-run
+    record_e2e.py BUILD_DIR end-report GEN            # the end report; its details in --info
     record_e2e.py BUILD_DIR bad-input                 # refusals leave targets untouched
     record_e2e.py BUILD_DIR zam-note|zam-lines GEN    # -O ZAM: the note, callers' lines
 
@@ -188,7 +189,8 @@ class Shortfall(Exception):
 
 
 def skipped_ticks(recorder_stderr):
-    """The ticks the recorder says it skipped (0 when it says nothing)."""
+    """The ticks the recorder says it skipped (0 when it says nothing; the
+    total is among the end report's details: run it with -v)."""
     m = re.search(r"(\d+) sampling ticks? (?:was|were) skipped", recorder_stderr or "")
     return int(m.group(1)) if m else 0
 
@@ -298,7 +300,8 @@ def test_launch(env, layout_file=False):
         with open(layout, "w") as f:
             f.write(p.stdout)
         extra = ["--layout", layout]
-    r = run([env.record, "--no-native", "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
+    # -v: the end report's details (reads a sample, ticks skipped).
+    r = run([env.record, "-v", "--no-native", "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
              "--quiet", "--ground-truth", truth])
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -318,7 +321,7 @@ def test_launch(env, layout_file=False):
 def test_attach(env):
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
     target = start_target(env, 9, truth)
-    r = run([env.record, "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "6", "-o", rec])
+    r = run([env.record, "-v", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "6", "-o", rec])
     print(r.stderr.strip())
     if r.returncode != 0:
         fail("record -p exited %d" % r.returncode)
@@ -336,7 +339,7 @@ def test_normal_priority(env):
     sleeps and sample it idle (+35 points of idle before the fix)."""
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
     target = start_target(env, 7, truth)
-    r = run([env.record, "--no-realtime", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
+    r = run([env.record, "-v", "--no-realtime", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
              "-o", rec])
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -366,6 +369,44 @@ def test_sigint(env):
         fail("too few samples after 3 s at 100 Hz: " + r.stdout[:200])
     target.terminate()
     target.wait(timeout=30)
+
+
+def test_end_report(env):
+    """The end report fits on a screen: without -v, what was written, one
+    line per process (samples, rate, what was skipped or lost) and one of
+    cost (zeek held p50/p99, the recorder's CPU), and notes or warnings
+    that ask for an action; the details (stop time and its parts, native
+    frames' counts) only with -v, and always in the recording's --info."""
+    rec = env.path("rec.zspy")
+    target = start_target(env, 6)
+    r = run([env.record, "-p", str(target.pid), "-r", "200", "-d", "2", "-o", rec])
+    target.terminate()
+    target.wait(timeout=30)
+    print(r.stderr.strip())
+    if r.returncode != 0:
+        fail("recorder exited %d: %s" % (r.returncode, r.stderr))
+    said = [ln.split(": ", 1)[1] for ln in r.stderr.splitlines() if ln.startswith("zeek-spy-record: ")]
+    end = [ln for ln in said[next(i for i, ln in enumerate(said) if ln.startswith("sampling ")) + 1:]
+           if not ln.startswith(("note: ", "warning: "))]
+    # "nothing skipped or lost", or what was and why (a busy host may make
+    # the recorder late).
+    process = r"pid %d: \d+ samples \([\d.]+ Hz\); (nothing skipped or lost|\d+ \w+ \w+: .+)" % target.pid
+    cost = r"cost: zeek held p50 (\d+) us, p99 (\d+) us a sample \([\d.]+ % of its time\); the recorder " \
+           r"used [\d.]+ % of a core"
+    if len(end) != 3 or not end[0].startswith("wrote ") or not re.match(process + "$", end[1]) or \
+            not re.match(cost + "$", end[2]):
+        fail("the end report without -v is not what was written, the process and the cost:\n" + r.stderr)
+    info = run([env.convert, "--info", rec]).stdout
+    report = info.split("  the recorder's end report:\n", 1)[-1]
+    for want in (process, cost, r"stop time per sample: p50 \d+ us", r"of which \(a\) .*\(c\) held after the stop "
+                 r"was seen: p50 (\d+) us, p99 (\d+) us", r"native frames: \d+ stacks unwound; \d+ unwinds failed"):
+        if not re.search(r"^    " + want, report, re.M):
+            fail("--info: the end report lacks %r:\n%s" % (want, info))
+    held = re.search(r"^    " + cost, report, re.M).groups()[-2:]
+    if held != re.search(r"\(c\) held after the stop was seen: p50 (\d+) us, p99 (\d+) us", report).groups():
+        fail("--info: the cost line's held p50/p99 are not (c)'s:\n" + report)
+    print("  end report: %d lines without -v; --info keeps all %d, details included"
+          % (len(end), len(report.strip().splitlines())))
 
 
 def test_zam_note(env):
@@ -505,7 +546,7 @@ def main():
     if run(["go", "version"]).returncode != 0:
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
     chosen = {"launch": test_launch, "attach": test_attach, "sigint": test_sigint,
-              "normal-priority": test_normal_priority,
+              "normal-priority": test_normal_priority, "end-report": test_end_report,
               "bad-input": test_bad_input, "zam-note": test_zam_note,
               "zam-lines": test_zam_lines, "layout-file": lambda e: test_launch(e, True)}[test]
     for attempt in (1, 2):

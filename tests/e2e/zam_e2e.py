@@ -60,7 +60,7 @@ def record(env, tag, zam, opts=(), target_opts=(), target_env=None):
             os.unlink(old)
     target = [env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
               "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else []) + list(target_opts)
-    r = e2e.run([env.record, "-r", str(RATE), "-d", str(SECONDS), "-o", rec] + list(opts) + ["--"] +
+    r = e2e.run([env.record, "-v", "-r", str(RATE), "-d", str(SECONDS), "-o", rec] + list(opts) + ["--"] +
                 target, env=dict(os.environ, **(target_env or {})))
     if r.returncode != 0:
         e2e.fail("recorder: " + r.stderr)

@@ -61,7 +61,8 @@ def garble_unwind_tables(src, dst):
 def record(env, res, label, target, out, extra_env=None, watch=None):
     """Launches target under --native; returns (stderr, samples requested,
     samples written, the target's exit code)."""
-    p = subprocess.Popen([env.record, "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", out,
+    # -v: the end report's details (the native frames' counts).
+    p = subprocess.Popen([env.record, "-v", "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", out,
                           "--", target, "--seconds", str(SECONDS + 1), "--quiet"],
                          stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                          env=dict(os.environ, **(extra_env or {})))

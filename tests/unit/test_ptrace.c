@@ -216,8 +216,11 @@ static void seize_refusals(void)
     pid = start_seized(&t);
     rec_tracee again;
     err = (zs_error){0};
+    /* The refusal names the tracer: this process. */
+    char traced_by[64];
+    snprintf(traced_by, sizeof traced_by, "is traced already, by pid %d (", (int)getpid());
     CHECK(rec_ptrace_seize(&again, pid, 0, &err) == -1 && err.code == ZS_E_PERMISSION &&
-          strstr(err.detail, "another tracer"));
+          strstr(err.detail, traced_by));
     end_child(pid);
 }
 

@@ -116,7 +116,7 @@ int main(void)
     /* Not C++: unchanged. */
     expect("main", "main");
     expect("clock_gettime@@GLIBC_2.17", "clock_gettime@@GLIBC_2.17");
-    expect("[[vdso]+0x7bd]", "[[vdso]+0x7bd]");
+    expect("[vdso]", "[vdso]");
     expect("[spicy fiber]", "[spicy fiber]");
     expect("zeek::detail::hash_block", "zeek::detail::hash_block"); /* a DWARF name */
     expect("my_operator(int)", "my_operator");
