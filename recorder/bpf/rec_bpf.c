@@ -1,4 +1,4 @@
-#include "rec_bpf.h"
+#include "bpf/rec_bpf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -103,10 +103,28 @@ const char *rec_bpf_counter_name(unsigned which)
     return which < REC_BPF_C__COUNT && counter_names[which] ? counter_names[which] : "?";
 }
 
-int rec_bpf_kernel_check(const char *release, zs_error *err)
+/* The upstream version a distribution's kernel is built from: Debian
+ * keeps 6.1.0 in the release and says "Debian 6.1.158-1" in the version;
+ * Ubuntu has /proc/version_signature, "Ubuntu 6.2.0-39.40-generic 6.2.16". */
+static int upstream(const char *release, const char *version, const char *signature,
+                    unsigned *major, unsigned *minor, unsigned *patch)
+{
+    const char *debian = version ? strstr(version, "Debian ") : NULL;
+    if (signature) {
+        const char *last = strrchr(signature, ' ');
+        if (last && sscanf(last + 1, "%u.%u.%u", major, minor, patch) == 3)
+            return 0;
+    }
+    if (debian && sscanf(debian + 7, "%u.%u.%u", major, minor, patch) == 3)
+        return 0;
+    *patch = 0;
+    return sscanf(release, "%u.%u.%u", major, minor, patch) >= 2 ? 0 : -1;
+}
+
+int rec_bpf_kernel_check(const char *release, const char *version, const char *signature, zs_error *err)
 {
     unsigned major = 0, minor = 0, patch = 0;
-    if (sscanf(release, "%u.%u.%u", &major, &minor, &patch) < 2)
+    if (upstream(release, version, signature, &major, &minor, &patch))
         return 0;
     unsigned v = major * 1000 + minor;
     int freezes = (v >= 5019 && v <= 6000) || (v == 6001 && patch < 36) || v == 6002 ||
@@ -114,8 +132,8 @@ int rec_bpf_kernel_check(const char *release, zs_error *err)
     if (!freezes)
         return 0;
     return zs_fail(err, ZS_E_NO_BPF,
-                   "kernel %s can freeze on bpf_probe_read_user (fixed in 6.1.36, 6.3.10, 6.4)",
-                   release);
+                   "kernel %u.%u.%u (%s) can freeze on bpf_probe_read_user (fixed in 6.1.36, "
+                   "6.3.10, 6.4)", major, minor, patch, release);
 }
 
 /* Root, or CAP_BPF and CAP_PERFMON (5.8+), in the effective set. */
@@ -177,7 +195,14 @@ static int preflight(zs_error *err)
         return zs_fail(err, ZS_E_NO_BPF,
                        "kernel lockdown is in confidentiality mode: BPF may not read memory");
     struct utsname u;
-    if (uname(&u) == 0 && rec_bpf_kernel_check(u.release, err))
+    char signature[256] = "";
+    FILE *f = fopen("/proc/version_signature", "r");
+    if (f) {
+        if (fgets(signature, sizeof signature, f))
+            signature[strcspn(signature, "\n")] = '\0';
+        fclose(f);
+    }
+    if (uname(&u) == 0 && rec_bpf_kernel_check(u.release, u.version, signature[0] ? signature : NULL, err))
         return -1;
     if (access("/sys/kernel/btf/vmlinux", R_OK))
         return zs_fail(err, ZS_E_NO_BPF, "kernel without BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "rec_bpf_event.h"
+#include "bpf/rec_bpf_event.h"
 #include "targets/rec_target.h"
 #include "zs_error.h"
 
@@ -84,9 +84,12 @@ const uint8_t *rec_bpf_event_frame(const rec_bpf_event *ev, uint32_t i);
 /* libbpf's own messages: none (the default), or its warnings on stderr. */
 void rec_bpf_set_verbose(int verbose);
 
-/* Whether a kernel release (uname -r) is one that freezes on
- * bpf_probe_read_user: 5.19-6.0, 6.1 before 6.1.36, 6.2, 6.3 before
- * 6.3.10. 0 when not (or not parsed), -1 with the reason when it is. */
-int rec_bpf_kernel_check(const char *release, zs_error *err);
+/* Whether a kernel is one that freezes on bpf_probe_read_user: 5.19-6.0,
+ * 6.1 before 6.1.36, 6.2, 6.3 before 6.3.10. Its upstream version comes
+ * from Ubuntu's /proc/version_signature (signature, NULL when none), else
+ * Debian's "Debian 6.1.158-1" in uname -v (version), else uname -r
+ * (release). 0 when not (or not parsed), -1 with the reason when it is. */
+int rec_bpf_kernel_check(const char *release, const char *version, const char *signature,
+                         zs_error *err);
 
 #endif

@@ -113,8 +113,7 @@ static __always_inline void count_bad(__u64 *counters, __u32 status)
     if (!status)
         return;
     for (__u32 k = 0; k < REC_BPF_BAD__COUNT; k++)
-        if (status & (1u << k))
-            counters[REC_BPF_C_BAD + k]++;
+        counters[REC_BPF_C_BAD + k] += (status >> k) & 1;
 }
 
 static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
@@ -138,11 +137,10 @@ static __always_inline int read_frames(const rec_bpf_target *t, struct record *r
             break;
         __u64 frame = *(__u64 *)(r->data + ((i * ci_size + ci_frame) & (CI_REGION - 1)));
         /* A null or unaligned Frame pointer is read all the same (it fails
-         * or gives bytes no one trusts): the flag is what counts. */
-        if (!frame || (frame & 7))
-            failed = 1;
-        if (read_user(r->data + ((ci_bytes + i * span) & DATA_MASK), span, frame + lo))
-            failed = 1;
+         * or gives bytes no one trusts): the flag is what counts. Without
+         * branches, so the verifier walks one path an iteration. */
+        failed |= (frame == 0) | ((frame & 7) != 0) |
+                  (read_user(r->data + ((ci_bytes + i * span) & DATA_MASK), span, frame + lo) != 0);
     }
     return failed;
 }
