@@ -72,6 +72,10 @@ const char *rec_bpf_counter_name(unsigned which);
 /* Records rec_bpf_poll skipped as malformed. */
 uint64_t rec_bpf_malformed(const rec_bpf *b);
 
+/* The kernel's ids of the programs loaded (zs_tick, and zs_switch unless
+ * REC_BPF_NO_OFFCPU), as bpftool shows them; returns how many (<= max). */
+size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max);
+
 /* The tick period: 1e9 / hz, in ns of a thread's CPU time. */
 uint64_t rec_bpf_period_ns(const rec_bpf *b);
 
