@@ -88,6 +88,7 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_RING_FULL] = "ring_full",
     [REC_BPF_C_TICK_NS] = "tick_ns",
     [REC_BPF_C_LEAVE_NS] = "leave_ns",
+    [REC_BPF_C_RETURN_NS] = "return_ns",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_NETWORK_TIME] = "bad_network_time",

@@ -110,6 +110,7 @@ enum rec_bpf_counter {
     REC_BPF_C_RING_FULL,     /* records lost: the ring buffer was full */
     REC_BPF_C_TICK_NS,       /* REC_BPF_SELF_TIMING: time in the ticks */
     REC_BPF_C_LEAVE_NS,      /* REC_BPF_SELF_TIMING: time in the leaves */
+    REC_BPF_C_RETURN_NS,     /* REC_BPF_SELF_TIMING: in the returns (offcpu + offcpu_short) */
     REC_BPF_C_BAD,           /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
     REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
 };

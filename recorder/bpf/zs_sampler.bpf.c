@@ -283,6 +283,7 @@ static __always_inline int runnable(struct task_struct *t)
  * memory and stack are as it left them. */
 static __always_inline void leave(struct task_struct *prev, __u32 tid)
 {
+    __u64 start = zs_self_timing ? bpf_ktime_get_ns() : 0;
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)prev->tgid || (prev->flags & 0x4 /* PF_EXITING */))
         return;
@@ -300,13 +301,14 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     c->counters[REC_BPF_C_LEAVES]++;
     count_bad(c->counters, s->rec.ev.status);
     if (zs_self_timing)
-        c->counters[REC_BPF_C_LEAVE_NS] += bpf_ktime_get_ns() - now;
+        c->counters[REC_BPF_C_LEAVE_NS] += bpf_ktime_get_ns() - start;
 }
 
 /* next comes back; this runs in the previous task's context: no reads of
  * zeek's memory here, only the record its leave took. */
 static __always_inline void come_back(struct task_struct *next, __u32 tid)
 {
+    __u64 start = zs_self_timing ? bpf_ktime_get_ns() : 0;
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)next->tgid || !t->period_ns)
         return;
@@ -323,6 +325,8 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     s->carry_ns = d - weight * t->period_ns;
     if (!weight) {
         c->counters[REC_BPF_C_OFFCPU_SHORT]++;
+        if (zs_self_timing)
+            c->counters[REC_BPF_C_RETURN_NS] += bpf_ktime_get_ns() - start;
         return;
     }
     rec_bpf_event *ev = &s->rec.ev;
@@ -337,6 +341,8 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     send(c->counters, &s->rec, size);
     c->counters[REC_BPF_C_OFFCPU]++;
     c->counters[REC_BPF_C_OFFCPU_WEIGHT] += weight;
+    if (zs_self_timing)
+        c->counters[REC_BPF_C_RETURN_NS] += bpf_ktime_get_ns() - start;
 }
 
 /* Every context switch of the host: the common case, neither task a
