@@ -135,7 +135,7 @@ class Sampling:
         self.args = [self.tool, str(pid), str(seconds), str(hz)]
         self.pid = pid
 
-    def run(self, kill_after=None):
+    def run(self, kill_after=None, on_sampling=None):
         start = time.time()
         # Its lines go to files, read through handles of our own: a pipe
         # read only at its end would fill.
@@ -156,6 +156,8 @@ class Sampling:
             if sampling is None:
                 if tool_programs(open(err_path).read()):
                     sampling = time.time()
+                    if on_sampling:
+                        on_sampling()
             elif kill_after is not None and time.time() - sampling > kill_after:
                 p.kill()
             time.sleep(0.1)
@@ -275,9 +277,12 @@ def check_deep(build, gen):
     env = e2e.Env(build, gen)
     label = "%s --deep %d" % (os.path.basename(env.target), DEEP)
     t = start_double(env.target, ["--deep", str(DEEP), "--seconds", "3"])
+    # Its chain runs for 1 s from its start: held until the tool samples.
+    t.send_signal(signal.SIGSTOP)
     try:
-        s = Sampling(build, t.pid, 1, 997).run()
+        s = Sampling(build, t.pid, 2, 997).run(on_sampling=lambda: t.send_signal(signal.SIGCONT))
     finally:
+        t.send_signal(signal.SIGCONT)
         stop(t)
     if s.rc != 0:
         e2e.fail("%s: bpf-sample-dump exit %d: %s" % (label, s.rc, s.err.strip()))
