@@ -57,6 +57,7 @@ enum rec_bpf_flags {
     REC_BPF_F_CUT = 1 << 0,       /* deeper than max_frames: the outermost were copied */
     REC_BPF_F_KERNEL = 1 << 1,    /* on-CPU: the tick landed in the kernel (a syscall) */
     REC_BPF_F_PREEMPTED = 1 << 2, /* off-CPU: it left runnable, waiting for a CPU */
+    REC_BPF_F_STOPPED = 1 << 3,   /* off-CPU: it left stopped (a tracer's stop, SIGSTOP) */
 };
 
 /* Which read failed (bit positions; status has 1 << kind). A failed read

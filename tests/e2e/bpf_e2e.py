@@ -12,8 +12,8 @@ the layout from the built-in table), sampling the workload for 3 s:
   - most on-CPU records hold the double's script frames (depth 1-5, the
     innermost one of its functions), no read fails, none is malformed;
   - the double idles between connections: off-CPU records, each of weight
-    >= 1, those not preempted (it waits outside scripts) with an empty call
-    stack;
+    >= 1, those neither preempted nor stopped (it waits outside scripts)
+    with an empty call stack;
   - TracerPid stays 0 in /proc/PID/status all along (or names another
     process: a recorder of another test run with --all takes any zeek);
   - once the tool has exited, none of its programs is loaded or linked.
@@ -41,7 +41,7 @@ SECONDS = 3
 NAMES = {"connection_state_remove", "HTTP::parse_request", "Files::describe",
          "Site::is_local_addr", "Conn::set_state", "DNS::log_reply", "md5_hash"}
 MAX_DEPTH = 5
-CUT, PREEMPTED = 1, 4  # rec_bpf_event.h's REC_BPF_F_CUT, REC_BPF_F_PREEMPTED
+CUT, PREEMPTED, STOPPED = 1, 4, 8  # rec_bpf_event.h's REC_BPF_F_*
 DEEP, KEPT = 300, 128
 
 
@@ -243,10 +243,10 @@ def check_workload(build, gen, stripped, hz):
         e2e.fail("%s: %d off-CPU records, weights %s" % (label, len(off), sorted({r["w"] for r in off})[:5]))
     # It waits only between connections (usleep), outside scripts; inside
     # them it is preempted at most (a busy host), or stopped by a tracer.
-    waits = [r for r in off if not r["flags"] & PREEMPTED]
+    waits = [r for r in off if not r["flags"] & (PREEMPTED | STOPPED)]
     idle = [r for r in waits if r["n"] == 0]
     if len(idle) < 5 or len(idle) < 0.8 * len(waits):
-        e2e.fail("%s: only %d of %d off-CPU records not preempted have an empty call stack"
+        e2e.fail("%s: only %d of %d off-CPU records neither preempted nor stopped have an empty call stack"
                  % (label, len(idle), len(waits)))
 
     check_untraced(s, label)
