@@ -20,7 +20,7 @@ typedef struct rec_bpf rec_bpf;
 
 enum rec_bpf_open_flags {
     REC_BPF_NO_OFFCPU = 1 << 0,   /* ticks only: no program on sched_switch */
-    REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks and leaves (counters) */
+    REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks, leaves, returns (counters) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
