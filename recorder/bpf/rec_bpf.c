@@ -88,6 +88,7 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_RING_FULL] = "ring_full",
     [REC_BPF_C_TICK_NS] = "tick_ns",
     [REC_BPF_C_LEAVE_NS] = "leave_ns",
+    [REC_BPF_C_RETURN_NS] = "return_ns",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_NETWORK_TIME] = "bad_network_time",
@@ -325,6 +326,21 @@ void rec_bpf_close(rec_bpf *b)
 }
 
 uint64_t rec_bpf_period_ns(const rec_bpf *b) { return b->period_ns; }
+
+size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max)
+{
+    struct bpf_program *progs[] = {b->skel->progs.zs_tick, b->skel->progs.zs_switch};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof progs / sizeof *progs && n < max; i++) {
+        struct bpf_prog_info info;
+        uint32_t len = sizeof info;
+        memset(&info, 0, sizeof info);
+        int fd = bpf_program__fd(progs[i]);
+        if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+            ids[n++] = info.id;
+    }
+    return n;
+}
 
 uint64_t rec_bpf_malformed(const rec_bpf *b) { return b->malformed; }
 

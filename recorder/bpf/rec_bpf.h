@@ -20,7 +20,7 @@ typedef struct rec_bpf rec_bpf;
 
 enum rec_bpf_open_flags {
     REC_BPF_NO_OFFCPU = 1 << 0,   /* ticks only: no program on sched_switch */
-    REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks and leaves (counters) */
+    REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks, leaves, returns (counters) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
@@ -71,6 +71,10 @@ int rec_bpf_counters(const rec_bpf *b, uint64_t *out);
 const char *rec_bpf_counter_name(unsigned which);
 /* Records rec_bpf_poll skipped as malformed. */
 uint64_t rec_bpf_malformed(const rec_bpf *b);
+
+/* The kernel's ids of the programs loaded (zs_tick, and zs_switch unless
+ * REC_BPF_NO_OFFCPU), as bpftool shows them; returns how many (<= max). */
+size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max);
 
 /* The tick period: 1e9 / hz, in ns of a thread's CPU time. */
 uint64_t rec_bpf_period_ns(const rec_bpf *b);

@@ -57,6 +57,7 @@ enum rec_bpf_flags {
     REC_BPF_F_CUT = 1 << 0,       /* deeper than max_frames: the outermost were copied */
     REC_BPF_F_KERNEL = 1 << 1,    /* on-CPU: the tick landed in the kernel (a syscall) */
     REC_BPF_F_PREEMPTED = 1 << 2, /* off-CPU: it left runnable, waiting for a CPU */
+    REC_BPF_F_STOPPED = 1 << 3,   /* off-CPU: it left stopped (a tracer's stop, SIGSTOP) */
 };
 
 /* Which read failed (bit positions; status has 1 << kind). A failed read
@@ -110,6 +111,7 @@ enum rec_bpf_counter {
     REC_BPF_C_RING_FULL,     /* records lost: the ring buffer was full */
     REC_BPF_C_TICK_NS,       /* REC_BPF_SELF_TIMING: time in the ticks */
     REC_BPF_C_LEAVE_NS,      /* REC_BPF_SELF_TIMING: time in the leaves */
+    REC_BPF_C_RETURN_NS,     /* REC_BPF_SELF_TIMING: in the returns (offcpu + offcpu_short) */
     REC_BPF_C_BAD,           /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
     REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
 };

@@ -41,7 +41,7 @@ struct offcpu {
     __u64 left_ns;
     __u64 carry_ns; /* wall time away not yet credited to a tick */
     __u32 size;     /* of rec to send, 0: nothing pending */
-    __u32 preempted;
+    __u32 how;      /* how_left's flags */
     struct record rec;
 };
 
@@ -270,19 +270,25 @@ struct task_struct___old {
     long state;
 } __attribute__((preserve_access_index));
 
-/* Whether t left the CPU runnable (preempted, waiting for a CPU), not to
- * wait for something. */
-static __always_inline int runnable(struct task_struct *t)
+/* How t left the CPU, as record flags: runnable (preempted, waiting for a
+ * CPU), stopped (a tracer's stop, SIGSTOP), or 0: to wait for something. */
+static __always_inline __u16 how_left(struct task_struct *t)
 {
+    long state;
     if (bpf_core_field_exists(t->__state))
-        return t->__state == 0;
-    return ((struct task_struct___old *)t)->state == 0;
+        state = t->__state;
+    else
+        state = ((struct task_struct___old *)t)->state;
+    if (state == 0)
+        return REC_BPF_F_PREEMPTED;
+    return state & (0x4 /* __TASK_STOPPED */ | 0x8 /* __TASK_TRACED */) ? REC_BPF_F_STOPPED : 0;
 }
 
 /* prev leaves the CPU; this runs in its context (current is prev), so its
  * memory and stack are as it left them. */
 static __always_inline void leave(struct task_struct *prev, __u32 tid)
 {
+    __u64 start = zs_self_timing ? bpf_ktime_get_ns() : 0;
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)prev->tgid || (prev->flags & 0x4 /* PF_EXITING */))
         return;
@@ -296,17 +302,18 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     s->size = take(t, &s->rec);
     s->rec.ev.cpu = bpf_get_smp_processor_id();
     s->left_ns = now;
-    s->preempted = runnable(prev);
+    s->how = how_left(prev);
     c->counters[REC_BPF_C_LEAVES]++;
     count_bad(c->counters, s->rec.ev.status);
     if (zs_self_timing)
-        c->counters[REC_BPF_C_LEAVE_NS] += bpf_ktime_get_ns() - now;
+        c->counters[REC_BPF_C_LEAVE_NS] += bpf_ktime_get_ns() - start;
 }
 
 /* next comes back; this runs in the previous task's context: no reads of
  * zeek's memory here, only the record its leave took. */
 static __always_inline void come_back(struct task_struct *next, __u32 tid)
 {
+    __u64 start = zs_self_timing ? bpf_ktime_get_ns() : 0;
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)next->tgid || !t->period_ns)
         return;
@@ -323,12 +330,13 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     s->carry_ns = d - weight * t->period_ns;
     if (!weight) {
         c->counters[REC_BPF_C_OFFCPU_SHORT]++;
+        if (zs_self_timing)
+            c->counters[REC_BPF_C_RETURN_NS] += bpf_ktime_get_ns() - start;
         return;
     }
     rec_bpf_event *ev = &s->rec.ev;
     ev->type = REC_BPF_OFFCPU;
-    if (s->preempted)
-        ev->flags |= REC_BPF_F_PREEMPTED;
+    ev->flags |= s->how;
     ev->pid = t->p.pid;
     ev->tid = tid;
     ev->time_ns = s->left_ns;
@@ -337,6 +345,8 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     send(c->counters, &s->rec, size);
     c->counters[REC_BPF_C_OFFCPU]++;
     c->counters[REC_BPF_C_OFFCPU_WEIGHT] += weight;
+    if (zs_self_timing)
+        c->counters[REC_BPF_C_RETURN_NS] += bpf_ktime_get_ns() - start;
 }
 
 /* Every context switch of the host: the common case, neither task a

@@ -1,12 +1,13 @@
 /* bpf-sample-dump: the BPF sampler (recorder/bpf) on one live zeek, one
  * line per record it sends.
  *
- *   bpf-sample-dump [--no-offcpu] [--self-timing] [--verbose] [--max-frames N] PID SECONDS HZ
+ *   bpf-sample-dump [--no-offcpu] [--self-timing] [--verbose] [--max-frames N]
+ *                   [--poll-ms MS] PID SECONDS HZ
  *
  * Finds the process's globals and layout as the recorder does
  * (rec_target_open), samples its main thread for SECONDS at HZ ticks of
- * its CPU time, polls the ring buffer every 10 ms and prints, for each
- * record:
+ * its CPU time, polls the ring buffer every MS ms (10) and prints, for
+ * each record:
  *
  *   oncpu w=1 n=3 depth=3 status=0x0 flags=0x0 cpu=1 off_us=0 top=HTTP::parse_request
  *
@@ -15,8 +16,10 @@
  * VALUE" for each of the kernel side's counters, "malformed N",
  * "records N" and "cpu_ns N" (the thread's CPU time its perf event
  * counted).
- * Exit status 77 (the tests' skip) when BPF cannot run here, with the
- * reason on stderr; 1 on other failures, 2 on bad usage. */
+ * On stderr once sampling runs: "bpf-sample-dump: pid P, Zeek V, M model,
+ * HZ Hz, programs ID..." (the kernel's ids of its programs, as bpftool
+ * lists them). Exit status 77 (the tests' skip) when BPF cannot run here,
+ * with the reason on stderr; 1 on other failures, 2 on bad usage. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,7 +32,7 @@
 #include "targets/rec_target.h"
 #include "zs_resolver.h"
 
-enum { SKIP = 77, POLL_MS = 10, NAMES = 256 };
+enum { SKIP = 77, NAMES = 256 };
 
 static volatile sig_atomic_t stop;
 
@@ -90,14 +93,14 @@ static int on_event(void *ctx, const rec_bpf_event *ev, size_t len)
 static void usage(void)
 {
     fprintf(stderr, "usage: bpf-sample-dump [--no-offcpu] [--self-timing] [--verbose] [--max-frames N] "
-                    "PID SECONDS HZ\n");
+                    "[--poll-ms MS] PID SECONDS HZ\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     unsigned flags = 0;
-    long max_frames = REC_BPF_MAX_FRAMES;
+    long max_frames = REC_BPF_MAX_FRAMES, poll_ms = 10;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "--no-offcpu"))
@@ -108,6 +111,8 @@ int main(int argc, char **argv)
             rec_bpf_set_verbose(1);
         else if (!strcmp(argv[i], "--max-frames") && i + 1 < argc)
             max_frames = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--poll-ms") && i + 1 < argc)
+            poll_ms = strtol(argv[++i], NULL, 10);
         else
             usage();
     }
@@ -117,7 +122,7 @@ int main(int argc, char **argv)
     d.pid = (pid_t)strtol(argv[i], NULL, 10);
     double seconds = strtod(argv[i + 1], NULL);
     unsigned hz = (unsigned)strtoul(argv[i + 2], NULL, 10);
-    if (d.pid <= 0 || seconds <= 0 || hz == 0 || max_frames <= 0)
+    if (d.pid <= 0 || seconds <= 0 || hz == 0 || max_frames <= 0 || poll_ms <= 0 || poll_ms > 10000)
         usage();
     d.mem = rec_live_memory(&d.pid);
 
@@ -135,12 +140,17 @@ int main(int argc, char **argv)
         rec_bpf_close(b);
         return 1;
     }
-    fprintf(stderr, "bpf-sample-dump: pid %d, Zeek %s, %s model, %u Hz\n", (int)d.pid, d.t.zeek_version,
-            zs_model_name(d.t.layout.model), hz);
+    uint32_t ids[2];
+    size_t nids = rec_bpf_programs(b, ids, 2);
+    fprintf(stderr, "bpf-sample-dump: pid %d, Zeek %s, %s model, %u Hz, programs", (int)d.pid,
+            d.t.zeek_version, zs_model_name(d.t.layout.model), hz);
+    for (size_t k = 0; k < nids; k++)
+        fprintf(stderr, " %u", ids[k]);
+    fprintf(stderr, "\n");
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    struct timespec start, now, tick = {0, POLL_MS * 1000000L};
+    struct timespec start, now, tick = {poll_ms / 1000, poll_ms % 1000 * 1000000L};
     clock_gettime(CLOCK_MONOTONIC, &start);
     int rc = 0;
     do {
