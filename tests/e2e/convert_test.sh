@@ -17,25 +17,7 @@
 set -euo pipefail
 
 build=${1:?usage: convert_test.sh BUILD_DIR}
-build=$(cd "$build" && pwd)
-convert=$build/zeek-spy-convert
-gen=$build/tests/zs-gen
-export LC_ALL=C
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "-- $*"; }
-
-for bin in "$convert" "$gen"; do
-    [[ -x $bin ]] || fail "$bin is not built (make -C $build)"
-done
-# The profile is checked with the real pprof client: its absence is a failure.
-go version >/dev/null 2>&1 ||
-    fail "'go version' does not work: install Go (Debian: golang-go) to check profiles with go tool pprof"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/zs-e2e-convert.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-cache=$work/cache.sqlite
+source "$(dirname "$0")/convert_lib.sh" convert
 seed=${ZS_E2E_SEED:-20240611}
 samples=200000
 

@@ -17,25 +17,8 @@
 set -euo pipefail
 
 build=${1:?usage: views_test.sh BUILD_DIR}
-build=$(cd "$build" && pwd)
-convert=$build/zeek-spy-convert
-gen=$build/tests/zs-gen
 golden=$(cd "$(dirname "$0")/../golden" && pwd)
-export LC_ALL=C
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "-- $*"; }
-
-for bin in "$convert" "$gen"; do
-    [[ -x $bin ]] || fail "$bin is not built (make -C $build)"
-done
-go version >/dev/null 2>&1 ||
-    fail "'go version' does not work: install Go (Debian: golang-go) to check profiles with go tool pprof"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/zs-e2e-views.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-cache=$work/cache.sqlite
+source "$(dirname "$0")/convert_lib.sh" views
 samples=50000
 
 folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
