@@ -342,7 +342,10 @@ static int housekeep(session *s, uint64_t now, int last, zs_error *err)
 int rec_loop_run(session *s, zs_error *err)
 {
     rec_clock clock;
-    rec_clock_init(&clock, s->o->rate_hz, 1, rec_now_ns() ^ (uint64_t)getpid());
+    /* The BPF sampler ticks in the kernel: the loop only collects its
+     * records, and each wake-up of the recorder may take a CPU from zeek. */
+    double hz = s->o->bpf && s->o->rate_hz > BPF_POLL_HZ ? BPF_POLL_HZ : s->o->rate_hz;
+    rec_clock_init(&clock, hz, 1, rec_now_ns() ^ (uint64_t)getpid());
     s->period_ns = clock.period_ns;
     uint64_t end = s->o->duration_s > 0 ? s->start_ns + (uint64_t)(s->o->duration_s * 1e9) : 0;
     s->next_second = s->start_ns + 1000000000ULL;
@@ -377,8 +380,10 @@ int rec_loop_run(session *s, zs_error *err)
             break;
         tick(s, now);
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
-        s->stats.skipped += late;
-        s->late_ticks += late;
+        if (!s->o->bpf) { /* a late poll loses nothing: the kernel keeps the records */
+            s->stats.skipped += late;
+            s->late_ticks += late;
+        }
     }
     /* Stops still out are collected by the release; their samples are not kept. */
     return housekeep(s, rec_now_ns(), 1, err) < 0 ? -1 : 0;

@@ -49,6 +49,7 @@ enum {
     SPIN_NS = 40000,
     SPIN_BACKOFF_TICKS = 16,
     RELEASE_NS = 1000000000,      /* to leave every target running untraced */
+    BPF_POLL_HZ = 20,             /* --sampler bpf: how often the ring buffer is read */
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 

@@ -134,8 +134,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rate", type=int, default=100)
     ap.add_argument("--busy", action="store_true")
-    ap.add_argument("command", nargs="*")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    command = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a.command = command
     if os.geteuid() != 0:
         sys.exit("sampler_bench: needs root (ptrace, BPF and kernel.bpf_stats_enabled)")
     tmp = tempfile.mkdtemp(prefix="zs-sampler-bench-")
