@@ -95,9 +95,10 @@ int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
     if (!detail) {
         snprintf(buf, len, "sampler: bpf: %" PRIu64 " on-CPU ticks, %" PRIu64 " off-CPU samples "
                  "standing for %" PRIu64 " ticks; %" PRIu64 " reads failed (a page not in memory: "
-                 "counted, not guessed), %" PRIu64 " records lost to a full ring",
+                 "counted, not guessed), %" PRIu64 " records lost to a full ring%s",
                  c[REC_BPF_C_TICKS], c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT], failed,
-                 c[REC_BPF_C_RING_FULL]);
+                 c[REC_BPF_C_RING_FULL],
+                 s->bpf_poll_errors ? "; the ring buffer could not be read at times" : "");
         return 0;
     }
     size_t at = (size_t)snprintf(buf, len, "sampler: bpf: %" PRIu64 " switches of a target off its "

@@ -161,8 +161,9 @@ def test_attach(env):
 def test_compare(env):
     """A bpf and a ptrace recording of the same process agree with each
     other, idle included: each within the tolerance of the double's truth
-    over its own seconds (one after the other: a stop would be off-CPU time
-    to the BPF sampler)."""
+    over its own seconds, and their errors against it within 3 points of
+    each other (or 4.5 sigma of the two samplings' noise where that is more).
+    One after the other: a stop would be off-CPU time to the BPF sampler."""
     truth = env.path("truth.tsv")
     target = e2e.start_target(env, 14, truth)
     bpf, ptrace = env.path("bpf.zspy"), env.path("ptrace.zspy")
@@ -172,15 +173,25 @@ def test_compare(env):
     if p.returncode != 0:
         fail("record (ptrace) exited %d: %s" % (p.returncode, p.stderr))
     target.wait(timeout=30)
-    both = {}
+    errors, totals = {}, {}
     for name, path in (("bpf", bpf), ("ptrace", ptrace)):
         print(" %s:" % name)
         e2e.check_profile(env, path, truth, 4000, retryable=True,
                           recorder_stderr=r.stderr if name == "bpf" else p.stderr)
-        both[name] = e2e.pprof_flat_shares(env.path("profile.pb.gz"))[0]
-    worst = max(abs(both["bpf"].get(k, 0) - both["ptrace"].get(k, 0))
-                for k in set(both["bpf"]) | set(both["ptrace"]))
-    print("  bpf against ptrace: largest difference %.2f points" % worst)
+        shares, totals[name] = e2e.pprof_flat_shares(env.path("profile.pb.gz"))
+        wanted = e2e.truth_shares(truth, path)
+        errors[name] = {k: (shares.get(k, 0.0) - w, w) for k, w in wanted.items()}
+    worst = 0.0
+    for k, (err_bpf, want) in errors["bpf"].items():
+        err_ptrace = errors["ptrace"][k][0]
+        sigma = (e2e.share_sigma(want, totals["bpf"]) ** 2 + e2e.share_sigma(want, totals["ptrace"]) ** 2) ** 0.5
+        tolerance = max(e2e.TOLERANCE_POINTS, e2e.MIN_SIGMAS * sigma)
+        worst = max(worst, abs(err_bpf - err_ptrace))
+        if abs(err_bpf - err_ptrace) > tolerance:
+            fail("%s: bpf and ptrace disagree by %.2f points (tolerance %.1f)"
+                 % (k, abs(err_bpf - err_ptrace), tolerance))
+    print("  bpf against ptrace: largest difference %.2f points, each against its own seconds' truth"
+          % worst)
 
 
 def test_launch(env):
