@@ -385,7 +385,10 @@ int rec_loop_run(session *s, zs_error *err)
             s->late_ticks += late;
         }
     }
-    /* Stops still out are collected by the release; their samples are not kept. */
+    /* Stops still out are collected by the release; their samples are not
+     * kept. The BPF sampler's last records are. */
+    if (s->o->bpf)
+        rec_bpf_feed_poll(s);
     return housekeep(s, rec_now_ns(), 1, err) < 0 ? -1 : 0;
 }
 
