@@ -343,8 +343,15 @@ int rec_loop_run(session *s, zs_error *err)
 {
     rec_clock clock;
     /* The BPF sampler ticks in the kernel: the loop only collects its
-     * records, and each wake-up of the recorder may take a CPU from zeek. */
-    double hz = s->o->bpf && s->o->rate_hz > BPF_POLL_HZ ? BPF_POLL_HZ : s->o->rate_hz;
+     * records, and each wake-up of the recorder may take a CPU from zeek.
+     * Often enough, though, that a poll's records fit in a target's ring
+     * of pending samples (written after each poll) with room to spare. */
+    double hz = s->o->rate_hz;
+    if (s->o->bpf) {
+        double fill = s->o->rate_hz / (REC_PENDING_SAMPLES / 4);
+        hz = fill > BPF_POLL_HZ ? fill : BPF_POLL_HZ;
+        hz = hz < s->o->rate_hz ? hz : s->o->rate_hz;
+    }
     rec_clock_init(&clock, hz, 1, rec_now_ns() ^ (uint64_t)getpid());
     s->period_ns = clock.period_ns;
     uint64_t end = s->o->duration_s > 0 ? s->start_ns + (uint64_t)(s->o->duration_s * 1e9) : 0;
