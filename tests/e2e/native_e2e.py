@@ -486,16 +486,10 @@ def raw_samples(raw):
     """From `go tool pprof -raw`: the samples [(count, [location ids])], the
     locations {id: (address, mapping id or None, innermost function)} and
     the mappings {id: (start, file)}."""
-    section, samples, locations, mappings = None, [], {}, {}
-    for line in raw.splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section == "Samples:":
-            m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
-            if m:
-                samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
-        elif section == "Locations":
+    samples, lines = e2e.pprof_raw_sections(raw)
+    locations, mappings = {}, {}
+    for section, line in lines:
+        if section == "Locations":
             m = re.match(r"\s*(\d+): 0x([0-9a-f]+)(?: M=(\d+))? (.*) \S*:\d+ s=\d+", line)
             if m:
                 locations[int(m.group(1))] = (int(m.group(2), 16),

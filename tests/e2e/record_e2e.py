@@ -145,21 +145,32 @@ def pprof_locations(profile):
     return locs
 
 
+def pprof_raw_sections(raw):
+    """The lines of `go tool pprof -raw` output as (section, line), section
+    one of "Samples:", "Locations", "Mappings", and the samples' lines read:
+    (samples [(count, [location ids])], the other sections' lines)."""
+    section, samples, lines = None, [], []
+    for line in raw.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line) if section == "Samples:" else None
+        if m:
+            samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
+        elif section in ("Locations", "Mappings"):
+            lines.append((section, line))
+    return samples, lines
+
+
 def pprof_raw_samples(raw):
     """The samples of `go tool pprof -raw` output: [(count, [functions of
     each location, outermost location first, each location's functions
     outermost first])], a function by its full name where pprof shortened
     it ("name file:line s=start(full name)")."""
-    section, samples, funcs, last = None, [], {}, None
-    for line in raw.splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section == "Samples:":
-            m = re.match(r"\s*(\d+)\s+\d+: ([\d ]+)$", line)
-            if m:
-                samples.append((int(m.group(1)), [int(i) for i in m.group(2).split()]))
-        elif section == "Locations":
+    samples, lines = pprof_raw_sections(raw)
+    funcs, last = {}, None
+    for section, line in lines:
+        if section == "Locations":
             m = re.match(r"\s*(\d+): 0x[0-9a-f]+(?: M=\d+)? (.*)$", line)
             if m:
                 last = int(m.group(1))
