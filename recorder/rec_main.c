@@ -180,6 +180,9 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     if (native_asked && o->sampler == REC_SAMPLER_BPF)
         return zs_fail(err, ZS_E_USAGE, "--native needs --sampler ptrace: the BPF sampler records "
                        "script frames only for now");
+    /* Native frames asked for: auto can only mean the sampler that has them. */
+    if (native_asked && o->sampler == REC_SAMPLER_AUTO)
+        o->sampler = REC_SAMPLER_PTRACE;
     if (o->native == -1)
         o->native = !o->nonblocking;
     if (c->print_layout) {

@@ -1,4 +1,5 @@
 #include "bpf/rec_bpf.h"
+#include "frames/rec_raw_sample.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -391,13 +392,13 @@ static int target_of(const rec_bpf *b, const rec_bpf_params *p, rec_bpf_target *
     if (!offset_ok(p->frame_function) || p->callinfo_frame < 0 ||
         p->callinfo_frame + 8 > p->callinfo_size)
         return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: Frame offsets out of range");
-    int32_t lo = p->frame_function < p->frame_next_stmt ? p->frame_function : p->frame_next_stmt;
-    int32_t hi = p->frame_function > p->frame_next_stmt ? p->frame_function : p->frame_next_stmt;
-    if (hi - lo + 8 > REC_BPF_MAX_SPAN)
-        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: Frame's function and next_stmt %d bytes apart "
-                       "(at most %d)", hi - lo, REC_BPF_MAX_SPAN - 8);
+    int32_t lo;
+    size_t span = rec_raw_frame_span(p->frame_function, p->frame_next_stmt, &lo);
+    if (span > REC_BPF_MAX_SPAN)
+        return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: Frame's function and next_stmt %zu bytes apart "
+                       "(at most %d)", span - 8, REC_BPF_MAX_SPAN - 8);
     out->frame_lo = lo;
-    out->frame_span = (uint32_t)(hi - lo + 8);
+    out->frame_span = (uint32_t)span;
     return 0;
 }
 

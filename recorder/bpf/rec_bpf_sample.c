@@ -16,10 +16,8 @@ static int matches(const rec_bpf_event *ev, const zs_layout *l, const rec_raw_sa
     return ev->frame_span == r->frame_span && ev->frame_lo == r->frame_lo;
 }
 
-rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, size_t len, const zs_layout *l,
-                                    rec_raw_sample *r)
+rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, const zs_layout *l, rec_raw_sample *r)
 {
-    (void)len; /* rec_bpf_poll checked it holds what the header says follows */
     r->pid = (pid_t)ev->pid;
     r->reads = 0;
     r->native.taken = 0;

@@ -11,11 +11,10 @@
 #include "frames/rec_raw_sample.h"
 #include "zs_layout.h"
 
-/* Fills r from ev (len bytes, as rec_bpf_poll handed it over) for a target
- * of layout l, and returns r->result: REC_READ_FAILED when a read the
+/* Fills r from ev (as rec_bpf_poll handed it over: its bytes checked to be
+ * there) for a target of layout l, and returns r->result: REC_READ_FAILED when a read the
  * frames need failed in the kernel (a page not resident: counted, never
  * guessed) or the record does not match the layout. */
-rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, size_t len, const zs_layout *l,
-                                    rec_raw_sample *r);
+rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, const zs_layout *l, rec_raw_sample *r);
 
 #endif

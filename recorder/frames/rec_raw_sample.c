@@ -3,13 +3,17 @@
 #include <stdlib.h>
 
 
+size_t rec_raw_frame_span(int32_t function, int32_t next_stmt, int32_t *lo)
+{
+    int32_t hi = function > next_stmt ? function : next_stmt;
+    *lo = function < next_stmt ? function : next_stmt;
+    return (size_t)(hi - *lo) + 8;
+}
+
 int rec_raw_sample_init(rec_raw_sample *r, const zs_layout *l, size_t max_frames, int with_stack)
 {
     *r = (rec_raw_sample){.max_frames = max_frames};
-    /* The callinfo-frame model reads both members of each Frame in one. */
-    int hi = l->frame_function > l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
-    r->frame_lo = l->frame_function < l->frame_next_stmt ? l->frame_function : l->frame_next_stmt;
-    r->frame_span = (size_t)(hi - r->frame_lo) + 8;
+    r->frame_span = rec_raw_frame_span(l->frame_function, l->frame_next_stmt, &r->frame_lo);
     r->callinfo = malloc(max_frames * (size_t)l->callinfo_size);
     r->frame_ptrs = malloc(max_frames * sizeof *r->frame_ptrs);
     r->frame_fields = malloc(max_frames * r->frame_span);

@@ -70,11 +70,15 @@ typedef struct rec_raw_sample {
     uint64_t *frame_ptrs; /* room for max_frames */
     uint64_t next_stmt;
     uint8_t *frame_fields; /* room for max_frames * frame_span */
-    int frame_lo;
+    int32_t frame_lo;
     size_t frame_span, max_frames;
 
     rec_raw_native native;
 } rec_raw_sample;
+
+/* The bytes of a Frame the callinfo-frame model copies: both members it
+ * needs, function and next_stmt, in one read from *lo. */
+size_t rec_raw_frame_span(int32_t function, int32_t next_stmt, int32_t *lo);
 
 /* Room for stacks of max_frames under layout l, with a stack copy when
  * with_stack. -1 on no memory. */

@@ -66,6 +66,7 @@ static slot *slot_of(const session *s, pid_t pid)
  * it left the CPU (its stack then) until it came back. */
 static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
 {
+    (void)len; /* rec_bpf_poll checked that it holds what its header says */
     session *s = ctx;
     slot *sl = slot_of(s, (pid_t)ev->pid);
     if (!sl || !ev->weight)
@@ -73,7 +74,7 @@ static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
     int off_cpu = ev->type == REC_BPF_OFFCPU;
     uint64_t last = off_cpu ? ev->time_ns + ev->off_ns : ev->time_ns;
     tick_span ticks = {ev->time_ns, ev->weight - 1, last};
-    rec_bpf_sample_fill(ev, len, &sl->target.layout, &sl->raw);
+    rec_bpf_sample_fill(ev, &sl->target.layout, &sl->raw);
     rec_pending_keep(s, sl, 0, ticks, off_cpu);
     return 0;
 }

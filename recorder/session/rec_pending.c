@@ -329,8 +329,7 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int
     s->stats.samples++;
     /* Off-CPU, the further ticks were zeek away, not on its way to a stop. */
     s->stats.credited += off_cpu ? 0 : ticks.owed;
-    s->offcpu_samples += off_cpu;
-    s->offcpu_ticks += off_cpu ? 1 + ticks.owed : 0;
+    s->away += off_cpu ? ticks.owed : 0;
     s->stats.deep += cut;
     sl->cut += cut;
     sl->taken++;

@@ -27,11 +27,17 @@ void rec_say(const session *s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Samples written: one for each taken, and one more for each further tick
+ * a late stop or an absence from the CPU stood for. */
+static uint64_t samples_written(const session *s)
+{
+    return s->stats.samples + s->stats.credited + s->away;
+}
+
 void rec_report_stats(const session *s, uint64_t now)
 {
     double elapsed = (double)(now - s->start_ns) / 1e9;
-    uint64_t bytes = rec_output_bytes(s->out), written = s->stats.samples + s->stats.credited +
-                                              s->offcpu_ticks - s->offcpu_samples;
+    uint64_t bytes = rec_output_bytes(s->out), written = samples_written(s);
     rec_say(s,
         "%.1f s, %" PRIu64 " samples, %" PRIu64 " skipped, %.1f Hz, stop p50 %.0f us p99 %.0f us, "
         "held p50 %.0f us p99 %.0f us, overhead %.2f %%, %.1f KiB written, %.2f B/sample",
@@ -260,9 +266,7 @@ int rec_report_end(const session *s, zs_error *err)
 {
     report r = {s, err, 0};
     double secs = (double)((s->end_ns ? s->end_ns : rec_now_ns()) - s->start_ns) / 1e9;
-    const rec_stats *st = &s->stats;
-    uint64_t bytes = rec_output_bytes(s->out),
-             written = st->samples + st->credited + s->offcpu_ticks - s->offcpu_samples;
+    uint64_t bytes = rec_output_bytes(s->out), written = samples_written(s);
     unsigned parts = rec_output_parts(s->out);
     /* Said, not kept: --info gives a recording's own size. */
     if (parts > 1)

@@ -162,8 +162,8 @@ typedef struct session {
                                full, or the last capture not handed over yet */
     /* The unwinders' counts of targets gone before the end, for the report. */
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
-    /* --sampler bpf: off-CPU samples and the ticks they stand for; polls that failed. */
-    uint64_t offcpu_samples, offcpu_ticks, bpf_poll_errors;
+    /* --sampler bpf: the further ticks its off-CPU samples stand for; polls that failed. */
+    uint64_t away, bpf_poll_errors;
     uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 

@@ -80,7 +80,7 @@ static int announce(session *s, slot *sl, zs_error *err)
 
 /* --sampler bpf: the kernel samples the target's main thread; no stop,
  * no sampler of ours, script frames only. */
-static int activate_bpf(session *s, slot *sl, zs_error *err)
+static int prepare_bpf(session *s, slot *sl, zs_error *err)
 {
     if (rec_raw_sample_init(&sl->raw, &sl->target.layout, ZS_MAX_FRAMES, 0))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
@@ -89,17 +89,13 @@ static int activate_bpf(session *s, slot *sl, zs_error *err)
             return -1;
         sl->bpf_added = 1;
     }
-    rec_cpu_open(&sl->cpu, sl->target.pid);
-    sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
-    sl->active = 1;
-    s->active++;
-    return announce(s, sl, err);
+    return 0;
 }
 
-int rec_slot_activate(session *s, slot *sl, zs_error *err)
+/* The ptrace sampler, and with native frames (or ZAM's instruction) what
+ * its copies go to. */
+static int prepare_ptrace(session *s, slot *sl, zs_error *err)
 {
-    if (s->o->bpf)
-        return activate_bpf(s, sl, err);
     if (!(sl->sampler = rec_sampler_new(&sl->target, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
     if (!s->o->native && !s->o->nonblocking && zs_cmdline_zam(sl->target.cmdline) &&
@@ -123,6 +119,13 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
     }
     if (rec_raw_sample_init(&sl->raw, &sl->target.layout, ZS_MAX_FRAMES, sl->native != NULL))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
+    return 0;
+}
+
+int rec_slot_activate(session *s, slot *sl, zs_error *err)
+{
+    if (s->o->bpf ? prepare_bpf(s, sl, err) : prepare_ptrace(s, sl, err))
+        return -1;
     rec_cpu_open(&sl->cpu, sl->target.pid);
     sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
     sl->active = 1;
