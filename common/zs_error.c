@@ -23,6 +23,7 @@ static const char *const messages[ZS_E__COUNT] = {
     [ZS_E_OUTPUT] = "cannot write output",
     [ZS_E_EXE_REFUSED] = "executable refused",
     [ZS_E_NO_BPF] = "BPF sampling unavailable",
+    [ZS_E_STARTING] = "process still starting",
 };
 
 int zs_fail(zs_error *err, zs_code code, const char *fmt, ...)

@@ -24,6 +24,7 @@ typedef enum zs_code {
     ZS_E_OUTPUT,
     ZS_E_EXE_REFUSED, /* an executable malformed or beyond the parsing limits */
     ZS_E_NO_BPF,      /* BPF sampling cannot run here: ptrace remains the way in */
+    ZS_E_STARTING,    /* a process in the middle of its exec: worth another look soon */
     ZS_E__COUNT
 } zs_code;
 

@@ -28,6 +28,9 @@ typedef struct known {
     int seen;                   /* in the latest scan */
 } known;
 
+/* A start time no process has: the entry of one to be inspected again. */
+#define NOT_STARTED (~0ULL)
+
 struct rec_scout {
     const rec_layout_choice *choice;
     uint64_t interval_ns;
@@ -83,6 +86,14 @@ static int seen_before(rec_scout *sc, pid_t pid, unsigned long long started)
     return 0;
 }
 
+/* A process caught in the middle of its exec: looked at again next scan. */
+static void look_again(rec_scout *sc, pid_t pid)
+{
+    for (size_t i = 0; i < sc->nknown; i++)
+        if (sc->known[i].pid == pid)
+            sc->known[i].started = NOT_STARTED;
+}
+
 /* Forgets the processes the latest scan did not see: gone, so that their
  * memory is not kept for the recorder's life. */
 static void forget_unseen(rec_scout *sc)
@@ -132,6 +143,10 @@ static void scan(rec_scout *sc)
         f->ok = rec_target_open(pids[i], sc->choice, &how, &f->target, &f->why) == 0 &&
                 rec_target_check(&f->target, &how, &f->why) == 0;
         f->target.pid = pids[i];
+        if (!f->ok && f->why.code == ZS_E_STARTING) {
+            look_again(sc, pids[i]);
+            continue;
+        }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         f->inspect_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL + (uint64_t)t1.tv_nsec -
                         (uint64_t)t0.tv_nsec;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "targets/rec_inspect.h"
@@ -48,6 +49,9 @@ static int no_process(pid_t pid, zs_error *err)
 
 /* The load bias of a PIE: where the mapping of the executable's first page
  * landed, found by the executable's inode (paths differ in containers). */
+/* How often the maps are read for an executable being exec'd, 2 ms apart. */
+#define EXEC_MAP_ATTEMPTS 10
+
 static int load_bias(pid_t pid, const zs_elf_info *info, uint64_t *bias, zs_error *err)
 {
     char path[64], line[4608];
@@ -59,22 +63,29 @@ static int load_bias(pid_t pid, const zs_elf_info *info, uint64_t *bias, zs_erro
     if (stat(path, &st) != 0)
         return permission_error(pid, path, err);
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return permission_error(pid, path, err);
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        zs_maps_line m;
-        if (zs_maps_parse(line, strlen(line), &m) == 0 && m.inode == (uint64_t)st.st_ino &&
-            m.offset == 0) {
-            *bias = m.start - info->first_vaddr;
-            found = 1;
+    /* In an exec, /proc/PID/exe names the new executable before the kernel
+     * maps it (and a process at nice 19 on a busy host can wait there long):
+     * looked at again a few times, then left to the caller to retry. */
+    for (int attempt = 0; attempt < EXEC_MAP_ATTEMPTS; attempt++) {
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return permission_error(pid, path, err);
+        int found = 0;
+        while (!found && fgets(line, sizeof line, f)) {
+            zs_maps_line m;
+            if (zs_maps_parse(line, strlen(line), &m) == 0 && m.inode == (uint64_t)st.st_ino &&
+                m.offset == 0) {
+                *bias = m.start - info->first_vaddr;
+                found = 1;
+            }
         }
+        fclose(f);
+        if (found)
+            return 0;
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
     }
-    fclose(f);
-    if (!found)
-        return zs_fail(err, ZS_E_TARGET, "pid %d: executable not found in %s", (int)pid, path);
-    return 0;
+    return zs_fail(err, ZS_E_STARTING, "pid %d: executable not mapped yet in %s (the process is in "
+                   "the middle of its exec: try again)", (int)pid, path);
 }
 
 static void read_ns_pid(rec_target *t)
