@@ -18,9 +18,9 @@
 
 #include "zs_sampler.skel.h"
 
-_Static_assert(sizeof(rec_bpf_event) == 128, "rec_bpf_event is laid out alike on both sides");
-_Static_assert(sizeof(rec_bpf_params) == 56, "rec_bpf_params is laid out alike on both sides");
-_Static_assert(sizeof(rec_bpf_target) == 72, "rec_bpf_target is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_event) == 304, "rec_bpf_event is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_params) == 64, "rec_bpf_params is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_target) == 88, "rec_bpf_target is laid out alike on both sides");
 _Static_assert((int)REC_BPF_MODEL_FRAME_STACK == (int)ZS_MODEL_FRAME_STACK &&
                    (int)REC_BPF_MODEL_CALLINFO_FRAME == (int)ZS_MODEL_CALLINFO_FRAME,
                "the kernel side's model numbers are zs_model's");
@@ -33,6 +33,7 @@ enum {
 
 typedef struct target {
     pid_t tid;
+    rec_bpf_target value; /* as in the targets map */
     int perf_fd;           /* the link closes it */
     struct bpf_link *link;
 } target;
@@ -90,6 +91,7 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_TICK_NS] = "tick_ns",
     [REC_BPF_C_LEAVE_NS] = "leave_ns",
     [REC_BPF_C_RETURN_NS] = "return_ns",
+    [REC_BPF_C_STACK_SHORT] = "stack_short",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_NETWORK_TIME] = "bad_network_time",
@@ -220,8 +222,8 @@ static int on_record(void *ctx, void *data, size_t len)
     rec_bpf *b = ctx;
     const rec_bpf_event *ev = data;
     if (len < sizeof *ev || ev->n > REC_BPF_MAX_FRAMES || ev->callinfo_size > REC_BPF_MAX_CALLINFO ||
-        ev->frame_span > REC_BPF_MAX_SPAN ||
-        len < sizeof *ev + (size_t)ev->n * (ev->callinfo_size + ev->frame_span)) {
+        ev->frame_span > REC_BPF_MAX_SPAN || ev->stack_len > REC_BPF_STACK_MAX ||
+        len < sizeof *ev + (size_t)ev->n * (ev->callinfo_size + ev->frame_span) + ev->stack_len) {
         b->malformed++;
         return 0;
     }
@@ -257,6 +259,7 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
     bpf_map__set_max_entries(b->skel->maps.zs_targets, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
+    bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
     if (flags & REC_BPF_NO_OFFCPU)
         bpf_program__set_autoload(b->skel->progs.zs_switch, false);
     b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
@@ -362,6 +365,7 @@ int rec_bpf_params_of(const rec_target *t, size_t max_frames, rec_bpf_params *ou
     out->frame_function = l->model == ZS_MODEL_CALLINFO_FRAME ? l->frame_function : 0;
     out->frame_next_stmt = l->frame_next_stmt;
     out->max_frames = max_frames > REC_BPF_MAX_FRAMES ? REC_BPF_MAX_FRAMES : (uint32_t)max_frames;
+    out->stack_bytes = 0;
     return 0;
 }
 
@@ -384,6 +388,9 @@ static int target_of(const rec_bpf *b, const rec_bpf_params *p, rec_bpf_target *
                        p->callinfo_size, REC_BPF_MAX_CALLINFO);
     if (!offset_ok(p->vector_begin) || !offset_ok(p->frame_next_stmt))
         return zs_fail(err, ZS_E_LAYOUT, "BPF sampler: offsets beyond %d", MAX_OFFSET);
+    if (p->stack_bytes > REC_BPF_STACK_MAX)
+        return zs_fail(err, ZS_E_USAGE, "BPF sampler: stack copy of %u bytes (at most %d)",
+                       p->stack_bytes, REC_BPF_STACK_MAX);
     if (p->max_frames == 0 || p->max_frames > REC_BPF_MAX_FRAMES)
         return zs_fail(err, ZS_E_USAGE, "BPF sampler: max frames %u (1 to %d)", p->max_frames,
                        REC_BPF_MAX_FRAMES);
@@ -444,6 +451,7 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     }
     target *t = &b->targets[b->ntargets++];
     t->tid = tid;
+    t->value = value;
     t->link = NULL;
     refilter(b);
     int fd = t->perf_fd = perf_event_open_thread(tid, b->period_ns);
@@ -471,6 +479,21 @@ int rec_bpf_remove_target(rec_bpf *b, pid_t tid)
         return -1;
     forget(b, t);
     return 0;
+}
+
+int rec_bpf_set_stack_base(rec_bpf *b, pid_t tid, uint64_t base)
+{
+    target *t = find(b, tid);
+    if (!t)
+        return -1;
+    if (t->value.stack_base == base)
+        return 0;
+    t->value.stack_base = base;
+    uint32_t key = (uint32_t)tid;
+    /* The kernel side reads the value without a lock: a tick in the middle
+     * of this update sees the old base or the new, each a whole word. */
+    return bpf_map__update_elem(b->skel->maps.zs_targets, &key, sizeof key, &t->value, sizeof t->value,
+                                BPF_EXIST);
 }
 
 int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns)
@@ -513,6 +536,11 @@ int rec_bpf_counters(const rec_bpf *b, uint64_t *out)
 const uint8_t *rec_bpf_event_callinfo(const rec_bpf_event *ev, uint32_t i)
 {
     return (const uint8_t *)(ev + 1) + (size_t)i * ev->callinfo_size;
+}
+
+const uint8_t *rec_bpf_event_stack(const rec_bpf_event *ev)
+{
+    return (const uint8_t *)(ev + 1) + (size_t)ev->n * (ev->callinfo_size + ev->frame_span);
 }
 
 const uint8_t *rec_bpf_event_frame(const rec_bpf_event *ev, uint32_t i)

@@ -49,6 +49,10 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
  * Returns -1 when it was not sampled. */
 int rec_bpf_remove_target(rec_bpf *b, pid_t tid);
 
+/* The end of tid's stack copies from now on: the stack's base as the
+ * unwinds found it (0: params' stack_bytes from the stack pointer). */
+int rec_bpf_set_stack_base(rec_bpf *b, pid_t tid, uint64_t base);
+
 /* The CPU time tid has had since it was added, as its perf event counts
  * it: ticks * the period, unless a late timer swallowed ticks. */
 int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns);
@@ -84,6 +88,9 @@ uint64_t rec_bpf_period_ns(const rec_bpf *b);
  * frame-stack model); i < ev->n, in a record rec_bpf_poll handed over. */
 const uint8_t *rec_bpf_event_callinfo(const rec_bpf_event *ev, uint32_t i);
 const uint8_t *rec_bpf_event_frame(const rec_bpf_event *ev, uint32_t i);
+/* The record's stack copy: ev->stack_len bytes from regs' sp up (when
+ * ev->flags has REC_BPF_F_REGS). */
+const uint8_t *rec_bpf_event_stack(const rec_bpf_event *ev);
 
 /* libbpf's own messages: none (the default), or its warnings on stderr. */
 void rec_bpf_set_verbose(int verbose);

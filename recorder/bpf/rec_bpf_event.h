@@ -16,6 +16,14 @@
 #define REC_BPF_MAX_FRAMES 128  /* CallInfo entries copied, the outermost */
 #define REC_BPF_MAX_CALLINFO 32 /* bytes of one CallInfo */
 #define REC_BPF_MAX_SPAN 64     /* bytes of one Frame copied (8.1+) */
+/* The stack copy (native frames, ZAM's instruction): from the stack
+ * pointer up, to the stack's base once user space knows it, page by page;
+ * at most this much. */
+#define REC_BPF_STACK_MAX (64 << 10)
+#define REC_BPF_STACK_PAGE 4096
+/* The user registers: x86-64's pt_regs, whose words are user_regs_struct's
+ * first 21 (r15 .. ss). */
+#define REC_BPF_REGS 21
 /* sched_switch's filter: a bit for each tid modulo this (a power of 2). */
 #define REC_BPF_TID_FILTER_BITS 4096
 
@@ -36,7 +44,8 @@ typedef struct rec_bpf_params {
     __s32 callinfo_frame;  /* callinfo-frame model */
     __s32 frame_function;  /* callinfo-frame model */
     __s32 frame_next_stmt;
-    __u32 max_frames; /* at most REC_BPF_MAX_FRAMES */
+    __u32 max_frames;  /* at most REC_BPF_MAX_FRAMES */
+    __u32 stack_bytes; /* the stack copy before its base is known; 0: no registers, no copy */
 } rec_bpf_params;
 
 /* The targets map's value: the parameters and what the loader derives
@@ -46,6 +55,7 @@ typedef struct rec_bpf_target {
     __u64 period_ns;  /* a tick: 1e9 / hz of the thread's CPU time */
     __s32 frame_lo;   /* 8.1+: first byte of a Frame copied */
     __u32 frame_span; /* 8.1+: bytes of a Frame copied, 0 otherwise */
+    __u64 stack_base; /* the copy ends here once known (0: p.stack_bytes from sp) */
 } rec_bpf_target;
 
 enum rec_bpf_type {
@@ -58,6 +68,8 @@ enum rec_bpf_flags {
     REC_BPF_F_KERNEL = 1 << 1,    /* on-CPU: the tick landed in the kernel (a syscall) */
     REC_BPF_F_PREEMPTED = 1 << 2, /* off-CPU: it left runnable, waiting for a CPU */
     REC_BPF_F_STOPPED = 1 << 3,   /* off-CPU: it left stopped (a tracer's stop, SIGSTOP) */
+    REC_BPF_F_REGS = 1 << 4,      /* regs hold the user registers; stack_len bytes follow */
+    REC_BPF_F_STACK_SHORT = 1 << 5, /* a stack page could not be read: the copy ends before it */
 };
 
 /* Which read failed (bit positions; status has 1 << kind). A failed read
@@ -76,7 +88,8 @@ enum rec_bpf_bad {
 
 /* One record: this header, then n * callinfo_size bytes of CallInfo
  * (outermost first), then in the callinfo-frame model n * frame_span bytes,
- * the bytes [frame_lo, frame_lo + frame_span) of each CallInfo's Frame. */
+ * the bytes [frame_lo, frame_lo + frame_span) of each CallInfo's Frame,
+ * then stack_len bytes of the stack from regs' sp up. */
 typedef struct rec_bpf_event {
     __u16 type;   /* rec_bpf_type */
     __u16 flags;  /* rec_bpf_flags */
@@ -97,6 +110,9 @@ typedef struct rec_bpf_event {
     __u16 callinfo_size;
     __u16 frame_span;
     __s32 frame_lo;
+    __u64 regs[REC_BPF_REGS]; /* REC_BPF_F_REGS: as the thread entered the kernel */
+    __u32 stack_len;
+    __u32 unused;
 } rec_bpf_event;
 
 /* The per-CPU counters (index into the counters map; rec_bpf_counters sums
@@ -112,6 +128,7 @@ enum rec_bpf_counter {
     REC_BPF_C_TICK_NS,       /* REC_BPF_SELF_TIMING: time in the ticks */
     REC_BPF_C_LEAVE_NS,      /* REC_BPF_SELF_TIMING: time in the leaves */
     REC_BPF_C_RETURN_NS,     /* REC_BPF_SELF_TIMING: in the returns (offcpu + offcpu_short) */
+    REC_BPF_C_STACK_SHORT,   /* stack copies cut at a page that could not be read */
     REC_BPF_C_BAD,           /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
     REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
 };

@@ -29,18 +29,26 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define DATA_SIZE (DATA_MASK + 1 + REC_BPF_MAX_SPAN)
 _Static_assert((CI_REGION & (CI_REGION - 1)) == 0, "CallInfo region masks");
 _Static_assert(DATA_USED <= DATA_MASK + 1, "data fits under the mask");
+/* The stack copy's pieces land at offsets masked with STACK_MASK, a page
+ * at most each. */
+#define STACK_MASK (REC_BPF_STACK_MAX - 1)
+#define STACK_SIZE (REC_BPF_STACK_MAX + REC_BPF_STACK_PAGE)
+#define STACK_PIECES (REC_BPF_STACK_MAX / REC_BPF_STACK_PAGE + 1)
+_Static_assert((REC_BPF_STACK_MAX & STACK_MASK) == 0, "the stack's room masks");
 
-/* A record as built: sent from its start, sizeof(ev) + the data used. */
+/* A record as built: its head (the event and the data used) and the stack
+ * copy, sent one after the other. */
 struct record {
     rec_bpf_event ev;
     __u8 data[DATA_SIZE];
+    __u8 stack[STACK_SIZE];
 };
 
 /* A thread's off-CPU slot: the record read when it left. */
 struct offcpu {
     __u64 left_ns;
     __u64 carry_ns; /* wall time away not yet credited to a tick */
-    __u32 size;     /* of rec to send, 0: nothing pending */
+    __u32 size;     /* of rec's head to send, 0: nothing pending */
     __u32 how;      /* how_left's flags */
     struct record rec;
 };
@@ -61,11 +69,9 @@ struct {
     __type(value, struct offcpu);
 } zs_offcpu SEC(".maps");
 
-/* Per CPU: the counters and the tick's record under construction, side
- * by side, so that a tick touches one more page of the kernel's, not two. */
+/* Per CPU: the counters. */
 struct percpu {
     __u64 counters[REC_BPF_C__COUNT];
-    struct record rec;
 };
 
 struct {
@@ -74,6 +80,17 @@ struct {
     __type(key, __u32);
     __type(value, struct percpu);
 } zs_percpu SEC(".maps");
+
+/* The tick's record under construction, one for each CPU (a per-CPU
+ * array's value cannot be this large): the loader sizes it to the CPUs. A
+ * tick never interrupts a switch on the same CPU (the scheduler runs with
+ * interrupts off), and a switch uses its thread's own slot. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1); /* the loader sets it */
+    __type(key, __u32);
+    __type(value, struct record);
+} zs_scratch SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -145,8 +162,51 @@ static __always_inline int read_frames(const rec_bpf_target *t, struct record *r
     return failed;
 }
 
-/* The stop window's reads, into r. Returns the bytes of r to send. */
-static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
+/* The user registers of task (saved as it entered the kernel: a syscall,
+ * or the interrupt of this very tick) and its stack from their sp up, as
+ * the ptrace sampler sizes it (rec_stack_copy_size): to the end of the
+ * base's page once user space knows the base, else stack_bytes. Page by
+ * page, so that a page not in memory ends the copy there and the frames
+ * below it still unwind. */
+static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r,
+                                       struct task_struct *task)
+{
+    rec_bpf_event *ev = &r->ev;
+    const __u64 page = REC_BPF_STACK_PAGE;
+    ev->stack_len = 0;
+    if (!t->p.stack_bytes)
+        return;
+    if (bpf_probe_read_kernel(ev->regs, sizeof ev->regs, (void *)bpf_task_pt_regs(task)))
+        return;
+    ev->flags |= REC_BPF_F_REGS;
+    __u64 sp = ev->regs[19], base = t->stack_base, end = sp + t->p.stack_bytes;
+    if (base > sp && base - sp <= REC_BPF_STACK_MAX - page)
+        end = (base + page - 1) & ~(page - 1);
+    __u64 at = sp;
+    __u32 got = 0;
+    for (__u32 i = 0; i < STACK_PIECES; i++) {
+        if (at >= end)
+            break;
+        __u64 next = (at & ~(page - 1)) + page;
+        if (next > end)
+            next = end;
+        __u64 len = next - at;
+        if (len == 0 || len > page)
+            break;
+        if (read_user(r->stack + (got & STACK_MASK), len, at)) {
+            ev->flags |= REC_BPF_F_STACK_SHORT;
+            break;
+        }
+        got += len;
+        at = next;
+    }
+    ev->stack_len = got;
+}
+
+/* The stop window's reads, into r. Returns the bytes of r's head to send
+ * (the stack copy's length is in the event). */
+static __always_inline __u32 take(const rec_bpf_target *t, struct record *r,
+                                  struct task_struct *task)
 {
     rec_bpf_event *ev = &r->ev;
     const __u64 ci_size = (__u32)t->p.callinfo_size; /* the loader checked: 8..32 */
@@ -154,6 +214,7 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
 
     ev->status = 0;
     ev->flags = 0;
+    copy_stack(t, r, task);
     ev->depth = ev->n = 0;
     ev->fs[0] = ev->fs[1] = ev->fs[2] = 0;
     ev->fs_top = ev->next_stmt = 0;
@@ -217,13 +278,23 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r)
     return sizeof *ev + ci_bytes;
 }
 
-static __always_inline void send(__u64 *counters, void *rec, __u32 size)
+/* The record's head, then its stack copy, in one record of the ring. */
+static __always_inline void send(__u64 *counters, struct record *r, __u32 head)
 {
-    if (size > sizeof(struct record))
+    struct bpf_dynptr d;
+    __u32 stack = r->ev.stack_len;
+    if (head > sizeof(r->ev) + sizeof(r->data) || stack > REC_BPF_STACK_MAX)
         return;
     /* No wake-up: user space polls on its own clock. */
-    if (bpf_ringbuf_output(&zs_ring, rec, size, BPF_RB_NO_WAKEUP))
+    if (bpf_ringbuf_reserve_dynptr(&zs_ring, head + stack, 0, &d)) {
+        bpf_ringbuf_discard_dynptr(&d, 0);
         counters[REC_BPF_C_RING_FULL]++;
+        return;
+    }
+    bpf_dynptr_write(&d, 0, r, head, 0);
+    if (stack)
+        bpf_dynptr_write(&d, head, r->stack, stack, 0);
+    bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 }
 
 /* One tick: 1/hz of the thread's CPU time (the weight is always 1: the
@@ -244,8 +315,11 @@ int zs_tick(struct bpf_perf_event_data *ctx)
         return 0;
     }
 
-    struct record *r = &c->rec;
-    __u32 size = take(t, r);
+    __u32 cpu = bpf_get_smp_processor_id();
+    struct record *r = bpf_map_lookup_elem(&zs_scratch, &cpu);
+    if (!r)
+        return 0;
+    __u32 size = take(t, r, bpf_get_current_task_btf());
     rec_bpf_event *ev = &r->ev;
     ev->type = REC_BPF_ONCPU;
     /* The context allows only whole-word loads of the registers. */
@@ -256,9 +330,10 @@ int zs_tick(struct bpf_perf_event_data *ctx)
     ev->time_ns = now;
     ev->off_ns = 0;
     ev->weight = 1;
-    ev->cpu = bpf_get_smp_processor_id();
+    ev->cpu = cpu;
     send(c->counters, r, size);
     c->counters[REC_BPF_C_TICKS]++;
+    c->counters[REC_BPF_C_STACK_SHORT] += (ev->flags & REC_BPF_F_STACK_SHORT) != 0;
     count_bad(c->counters, ev->status);
     if (zs_self_timing)
         c->counters[REC_BPF_C_TICK_NS] += bpf_ktime_get_ns() - now;
@@ -299,11 +374,12 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     if (!c)
         return;
     __u64 now = bpf_ktime_get_ns();
-    s->size = take(t, &s->rec);
+    s->size = take(t, &s->rec, prev);
     s->rec.ev.cpu = bpf_get_smp_processor_id();
     s->left_ns = now;
     s->how = how_left(prev);
     c->counters[REC_BPF_C_LEAVES]++;
+    c->counters[REC_BPF_C_STACK_SHORT] += (s->rec.ev.flags & REC_BPF_F_STACK_SHORT) != 0;
     count_bad(c->counters, s->rec.ev.status);
     if (zs_self_timing)
         c->counters[REC_BPF_C_LEAVE_NS] += bpf_ktime_get_ns() - start;

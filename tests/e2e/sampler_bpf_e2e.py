@@ -22,6 +22,9 @@ import time
 import record_e2e as e2e
 
 SKIP = 77
+# Where the preflight passed (root, BTF, a kernel with what BPF needs) and
+# the kernel still refused: our programs are wrong, not the machine.
+BROKEN = ("refused the BPF programs", "cannot attach")
 RATE_HZ = 1000
 # Capabilities BPF needs (and root's CAP_SYS_ADMIN, which stands in for them).
 NO_BPF_CAPS = ["setpriv", "--bounding-set", "-bpf,-perfmon,-sys_admin", "--"]
@@ -40,6 +43,8 @@ def skip_unless_bpf(env):
     p.kill()
     p.wait()
     if r.returncode != 0 and "BPF" in r.stderr:
+        if any(w in r.stderr for w in BROKEN):
+            fail("the BPF sampler is broken, not missing: " + r.stderr.strip())
         print("SKIP: " + r.stderr.strip())
         sys.exit(SKIP)
 
