@@ -177,12 +177,6 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     if (o->sampler != REC_SAMPLER_PTRACE && o->nonblocking)
         return zs_fail(err, ZS_E_USAGE, "--nonblocking is a mode of the ptrace sampler: give "
                        "--sampler ptrace, or drop --nonblocking (the BPF sampler never stops zeek)");
-    if (native_asked && o->sampler == REC_SAMPLER_BPF)
-        return zs_fail(err, ZS_E_USAGE, "--native needs --sampler ptrace: the BPF sampler records "
-                       "script frames only for now");
-    /* Native frames asked for: auto can only mean the sampler that has them. */
-    if (native_asked && o->sampler == REC_SAMPLER_AUTO)
-        o->sampler = REC_SAMPLER_PTRACE;
     if (o->native == -1)
         o->native = !o->nonblocking;
     if (c->print_layout) {
@@ -269,8 +263,6 @@ static int run(rec_options *o, zs_error *err)
         return -1;
     if (note[0] && !o->quiet)
         fprintf(stderr, "%s: note: %s\n", REC_PROG, note);
-    if (o->bpf)
-        o->native = 0;
     int rc = rec_session_run(o, err);
     rec_sampler_release(o);
     return rc;

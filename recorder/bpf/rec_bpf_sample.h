@@ -14,7 +14,14 @@
 /* Fills r from ev (as rec_bpf_poll handed it over: its bytes checked to be
  * there) for a target of layout l, and returns r->result: REC_READ_FAILED when a read the
  * frames need failed in the kernel (a page not resident: counted, never
- * guessed) or the record does not match the layout. */
+ * guessed) or the record does not match the layout. The registers and the
+ * stack copy, when the record has them, are r->native's: its stack then
+ * points into ev (no copy), valid while ev is, and is to be set back to
+ * NULL (rec_bpf_sample_release) before ev goes. r's own room for a stack
+ * (rec_raw_sample_init's with_stack) is not used: give it none. */
 rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, const zs_layout *l, rec_raw_sample *r);
+
+/* Drops what r borrowed from the record. */
+void rec_bpf_sample_release(rec_raw_sample *r);
 
 #endif

@@ -43,6 +43,7 @@ int rec_bpf_feed_add(session *s, slot *sl, zs_error *err)
     rec_bpf_params p;
     if (rec_bpf_params_of(&sl->target, ZS_MAX_FRAMES, &p, err))
         return -1;
+    p.stack_bytes = rec_slot_wants_stack(s, sl) ? REC_NATIVE_STACK_BYTES : 0;
     /* Zeek runs its scripts on its main thread, whose tid is its pid. */
     return rec_bpf_add_target(s->o->bpf, sl->target.pid, sl->target.pid, &p, err);
 }
@@ -75,14 +76,34 @@ static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
     uint64_t last = off_cpu ? ev->time_ns + ev->off_ns : ev->time_ns;
     tick_span ticks = {ev->time_ns, ev->weight - 1, last};
     rec_bpf_sample_fill(ev, &sl->target.layout, &sl->raw);
-    rec_pending_keep(s, sl, 0, ticks, off_cpu);
+    /* The copy lives in the ring until this returns: to the unwinder now. */
+    int with_stack = sl->native && sl->raw.native.taken;
+    rec_pending_keep(s, sl, with_stack, ticks, off_cpu);
+    if (with_stack)
+        rec_pending_submit(s, sl);
+    rec_bpf_sample_release(&sl->raw);
     return 0;
+}
+
+/* Once the unwinds know where a target's stack begins, the kernel's copies
+ * end there (as the ptrace sampler's do). */
+static void follow_stack_bases(session *s)
+{
+    for (size_t i = 0; i < s->nslots; i++) {
+        slot *sl = s->slots[i];
+        if (!sl->active || !sl->native)
+            continue;
+        rec_stack_plan plan;
+        rec_native_stack_plan(sl->native, &plan);
+        rec_bpf_set_stack_base(s->o->bpf, sl->target.pid, plan.base);
+    }
 }
 
 void rec_bpf_feed_poll(session *s)
 {
     if (rec_bpf_poll(s->o->bpf, take_record, s) < 0)
         s->bpf_poll_errors++;
+    follow_stack_bases(s);
 }
 
 int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)

@@ -203,7 +203,7 @@ static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_u
 }
 
 /* Hands a capture kept with its sample to the unwinder. */
-static void submit_capture(session *s, slot *sl)
+void rec_pending_submit(session *s, slot *sl)
 {
     if (!sl->capture_unsent)
         return;
@@ -253,7 +253,7 @@ static slot *oldest_head(const session *s, int *any_full)
 int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
 {
     for (size_t i = 0; i < s->nslots; i++) {
-        submit_capture(s, s->slots[i]);
+        rec_pending_submit(s, s->slots[i]);
         /* Not only before a head that waits: the unwinds out (nunwinds)
          * count them, and new samples go without while that is full. */
         drain_dropped(s->slots[i], s->natives, 0);
@@ -342,7 +342,7 @@ void rec_pending_keep(session *s, slot *sl, int with_stack, tick_span ticks, int
             s->native_behind++;
         }
     } else if (captured && rec_native_is_copier(sl->native)) {
-        sl->capture_unsent = 1; /* looked at by housekeeping (submit_capture) */
+        sl->capture_unsent = 1; /* looked at by housekeeping (rec_pending_submit) */
         sl->unsent_at = at;
     } else if (captured) {
         /* The unwinder behind (short of a core on a busy host, or still

@@ -269,7 +269,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
     }
     rec_say(&s, "sampling %zu process%s at %g Hz into %s%s", s.active, s.active == 1 ? "" : "es",
         o->rate_hz, rec_output_path(s.out),
-        o->bpf ? " with the BPF sampler (zeek never stopped; script frames only)" : "");
+        o->bpf ? " with the BPF sampler (zeek never stopped)" : "");
     if (rec_output_tick(s.out, rec_now_ns(), 0, 0, err))
         goto out;
     if (!o->bpf) /* zeek never waits for the recorder: nothing to hurry */

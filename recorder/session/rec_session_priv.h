@@ -187,6 +187,9 @@ int rec_slot_inspect(struct session *s, slot *sl, pid_t pid, zs_error *err);
 int rec_slot_seize(struct session *s, slot *sl, zs_error *err);
 /* A seized target: its sampler (and unwinder), its line in the recording. */
 int rec_slot_activate(struct session *s, slot *sl, zs_error *err);
+/* Whether sl's samples take the registers and a stack copy (native
+ * frames, or ZAM's instruction alone). */
+int rec_slot_wants_stack(const struct session *s, const slot *sl);
 void rec_slot_refuse(struct session *s, slot *sl, pid_t pid, const zs_error *why);
 /* A target whose exit was collected: it is no longer sampled; the rest
  * (its last samples, the exit in the recording, its slot) is housekeeping. */
@@ -204,6 +207,10 @@ int rec_loop_run(struct session *s, zs_error *err);
  * decodes and copies, nothing more); with_stack: its registers and stack
  * were asked for in this window. */
 void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span ticks, int off_cpu);
+/* Hands the capture kept with the last sample (rec_pending_keep's
+ * with_stack) to the unwinder now, while sl->raw's stack is there; the
+ * housekeeping does it for the ptrace sampler. */
+void rec_pending_submit(struct session *s, slot *sl);
 /* Writes the targets' samples, oldest first across all of them: with wait,
  * all (waiting for their unwinds), else up to the first whose unwind is not
  * back and that was taken at or after give_up_ns (0: none given up; when a

@@ -78,12 +78,51 @@ static int announce(session *s, slot *sl, zs_error *err)
     return 0;
 }
 
-/* --sampler bpf: the kernel samples the target's main thread; no stop,
- * no sampler of ours, script frames only. */
+/* -O ZAM without native frames: the registers and stack that native
+ * frames copy anyway, copied for ZAM's instruction alone. */
+static int zam_alone(const session *s, const slot *sl)
+{
+    return !s->o->native && zs_cmdline_zam(sl->target.cmdline) &&
+           zs_layout_has_zam(&sl->target.layout) && sl->target.zam.body_vtable;
+}
+
+int rec_slot_wants_stack(const session *s, const slot *sl)
+{
+    return !s->o->nonblocking && (s->o->native || zam_alone(s, sl));
+}
+
+/* What the registers and the stack copies go to: the unwinder (native
+ * frames), or for ZAM's instruction alone a copier; none without either. */
+static void start_native(session *s, slot *sl)
+{
+    if (!rec_slot_wants_stack(s, sl))
+        return;
+    if (zam_alone(s, sl)) {
+        sl->native = rec_native_copier(sl->target.pid);
+        sl->zam = sl->native ? rec_zam_new(sl->target.pid, &sl->target.layout,
+                                           &sl->target.zam) : NULL;
+        return;
+    }
+    zs_error why = {0};
+    uint64_t begin = rec_now_ns();
+    if (!(sl->native = rec_native_new(sl->target.pid, s->o->rate_hz, &why)))
+        rec_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
+    /* NULL (nothing to do) unless the layout and the executable know ZAM. */
+    if (sl->native)
+        sl->zam = rec_zam_new(sl->target.pid, &sl->target.layout, &sl->target.zam);
+    if (s->o->verbose) /* a fork and the modules' descriptors; their parsing is the unwinder's */
+        rec_say(s, "pid %d: unwinder started in %.2f ms", (int)sl->target.pid,
+                (rec_now_ns() - begin) / 1e6);
+}
+
+/* --sampler bpf: the kernel samples the target's main thread, no sampler
+ * of ours; the registers and stack copies come in its records (no room of
+ * the capture record's own). */
 static int prepare_bpf(session *s, slot *sl, zs_error *err)
 {
     if (rec_raw_sample_init(&sl->raw, &sl->target.layout, ZS_MAX_FRAMES, 0))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
+    start_native(s, sl);
     if (!sl->bpf_added) { /* launched: traced only to catch its exec */
         if (rec_bpf_feed_add(s, sl, err))
             return -1;
@@ -98,25 +137,7 @@ static int prepare_ptrace(session *s, slot *sl, zs_error *err)
 {
     if (!(sl->sampler = rec_sampler_new(&sl->target, s->o->nonblocking)))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
-    if (!s->o->native && !s->o->nonblocking && zs_cmdline_zam(sl->target.cmdline) &&
-        zs_layout_has_zam(&sl->target.layout) && sl->target.zam.body_vtable) {
-        /* -O ZAM without native frames: the registers and stack each stop
-         * copies anyway for native frames, for ZAM's instruction alone. */
-        sl->native = rec_native_copier(sl->target.pid);
-        sl->zam = sl->native ? rec_zam_new(sl->target.pid, &sl->target.layout,
-                                           &sl->target.zam) : NULL;
-    } else if (s->o->native && !s->o->nonblocking) {
-        zs_error why = {0};
-        uint64_t begin = rec_now_ns();
-        if (!(sl->native = rec_native_new(sl->target.pid, s->o->rate_hz, &why)))
-            rec_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
-        /* NULL (nothing to do) unless the layout and the executable know ZAM. */
-        if (sl->native)
-            sl->zam = rec_zam_new(sl->target.pid, &sl->target.layout, &sl->target.zam);
-        if (s->o->verbose) /* a fork and the modules' descriptors; their parsing is the unwinder's */
-            rec_say(s, "pid %d: unwinder started in %.2f ms", (int)sl->target.pid,
-                            (rec_now_ns() - begin) / 1e6);
-    }
+    start_native(s, sl);
     if (rec_raw_sample_init(&sl->raw, &sl->target.layout, ZS_MAX_FRAMES, sl->native != NULL))
         return zs_fail(err, ZS_E_NOMEM, "sampler");
     return 0;

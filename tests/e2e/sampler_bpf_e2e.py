@@ -141,7 +141,9 @@ class TracerWatch:
         print("  TracerPid 0 and never stopped in %d looks" % self.seen)
 
 
-def record_bpf(env, rec, pid, seconds, extra=()):
+def record_bpf(env, rec, pid, seconds, extra=("--no-native",)):
+    """Script frames only unless extra says otherwise: the double's truth
+    is of its script functions."""
     rc, err, ids = run_watched([env.record, "--sampler", "bpf", "-r", str(RATE_HZ), "-p", str(pid),
                                 "-d", str(seconds), "-o", rec] + list(extra), [pid])
     if rc != 0:
@@ -199,10 +201,83 @@ def test_compare(env):
           % worst)
 
 
+NATIVE_REPORT = re.compile(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not match")
+SAMPLES_REPORT = re.compile(r"pid \d+: (\d+) samples")
+
+
+def native_report(err, what):
+    """(samples, unwound, failed, not matching) from the recorder's -v report."""
+    m, n = NATIVE_REPORT.search(err), SAMPLES_REPORT.search(err)
+    if not m or not n:
+        fail("%s: no native frames or samples line in the report:\n%s" % (what, err))
+    return (int(n.group(1)),) + tuple(int(g) for g in m.groups())
+
+
+def unwound_leaf_shares(env, path):
+    """The leaf functions' shares (%) among the samples with native frames
+    (their stacks start at _start), and how many there were: those written
+    without them while the unwinder read the modules' tables at the start
+    are not the unwinds compared here."""
+    c = e2e.run([env.convert, "-f", "folded", "-o", "-", path])
+    if c.returncode != 0:
+        fail("convert %s: %s" % (path, c.stderr))
+    leaves, total = {}, 0
+    for line in c.stdout.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack.startswith("_start;"):
+            continue
+        leaf = stack.rsplit(";", 1)[-1]
+        leaves[leaf] = leaves.get(leaf, 0) + int(count)
+        total += int(count)
+    if total < 1000:
+        fail("%s: only %d samples with native frames" % (path, total))
+    return {k: 100.0 * v / total for k, v in leaves.items()}, total
+
+
+def test_native(env):
+    """Native frames under the BPF sampler, against ptrace on the same
+    process (one after the other): every sample unwound and matching its
+    script frames at least as often as under ptrace, and the leaf
+    functions' shares within 3 points of ptrace's, or 4.5 sigma of the two
+    samplings' noise where that is more."""
+    target = e2e.start_target(env, 14, env.path("truth.tsv"))
+    bpf, ptrace = env.path("bpf.zspy"), env.path("ptrace.zspy")
+    r = record_bpf(env, bpf, target.pid, 5, extra=("-v",))
+    p = e2e.run([env.record, "-v", "--sampler", "ptrace", "-r", str(RATE_HZ), "-p", str(target.pid),
+                 "-d", "5", "-o", ptrace])
+    if p.returncode != 0:
+        fail("record (ptrace) exited %d: %s" % (p.returncode, p.stderr))
+    target.wait(timeout=30)
+    got = {"bpf": native_report(r.stderr, "bpf"), "ptrace": native_report(p.stderr, "ptrace")}
+    for name, (samples, unwound, failed, unmatched) in got.items():
+        print("  %s: %d samples, %d unwound, %d failed, %d not matching" % (name, samples, unwound,
+                                                                            failed, unmatched))
+    samples, unwound, failed, unmatched = got["bpf"]
+    ok_bpf = (unwound - unmatched) / samples
+    ok_ptrace = (got["ptrace"][1] - got["ptrace"][3]) / got["ptrace"][0]
+    if ok_bpf < 0.9 or ok_bpf < ok_ptrace - 0.01:
+        fail("bpf: %.1f %% of the samples unwound and matching (ptrace %.1f %%)"
+             % (100 * ok_bpf, 100 * ok_ptrace))
+    shares, totals = {}, {}
+    for name, path in (("bpf", bpf), ("ptrace", ptrace)):
+        shares[name], totals[name] = unwound_leaf_shares(env, path)
+    worst = (0.0, "")
+    for k in set(shares["bpf"]) | set(shares["ptrace"]):
+        a, b = shares["bpf"].get(k, 0.0), shares["ptrace"].get(k, 0.0)
+        sigma = (e2e.share_sigma(max(a, b), totals["bpf"]) ** 2 +
+                 e2e.share_sigma(max(a, b), totals["ptrace"]) ** 2) ** 0.5
+        if abs(a - b) > max(e2e.TOLERANCE_POINTS, e2e.MIN_SIGMAS * sigma):
+            raise e2e.Shortfall("%s: bpf %.1f %% against ptrace %.1f %%" % (k, a, b))
+        worst = max(worst, (abs(a - b), k))
+    print("  native frames under bpf: %.1f %% of the samples whole (ptrace %.1f %%); largest "
+          "difference in a function's share %.2f points (%s)" % (100 * ok_bpf, 100 * ok_ptrace,
+                                                                  worst[0], worst[1]))
+
+
 def test_launch(env):
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
-    rc, err, ids = run_watched([env.record, "--sampler", "bpf", "-r", str(RATE_HZ), "-o", rec, "--",
-                                env.target, "--seconds", "7", "--quiet", "--ground-truth", truth])
+    rc, err, ids = run_watched([env.record, "--sampler", "bpf", "--no-native", "-r", str(RATE_HZ),
+                                "-o", rec, "--", env.target, "--seconds", "7", "--quiet", "--ground-truth", truth])
     if rc != 0:
         fail("record --sampler bpf -- COMMAND exited %d" % rc)
     if "exited with status 0" not in err:
@@ -324,7 +399,8 @@ def main():
         fail("go (for go tool pprof) is not installed: run scripts/install-deps.sh")
     skip_unless_bpf(env)
     chosen = {"attach": test_attach, "compare": test_compare, "launch": test_launch,
-              "all": test_all, "kill": test_kill, "choice": test_choice}[test]
+              "all": test_all, "kill": test_kill, "choice": test_choice,
+              "native": test_native}[test]
     for attempt in (1, 2):
         try:
             chosen(env)
