@@ -226,7 +226,9 @@ def unwound_leaf_shares(env, path):
         stack, _, count = line.rpartition(" ")
         if not stack.startswith("_start;"):
             continue
-        leaf = stack.rsplit(";", 1)[-1]
+        # Aliases at one address (clock_gettime@GLIBC_2.2.5 and
+        # clock_gettime@@GLIBC_2.17) are one function.
+        leaf = stack.rsplit(";", 1)[-1].split("@")[0]
         leaves[leaf] = leaves.get(leaf, 0) + int(count)
         total += int(count)
     if total < 1000:
