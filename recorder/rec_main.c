@@ -37,11 +37,11 @@ static void usage(FILE *out)
             "      --rotate-size SIZE start a new part when one reaches SIZE (e.g. 100M)\n"
             "      --max-size SIZE    delete the oldest parts to stay under SIZE in total\n"
             "                         (with rotation, SIGUSR1 starts the next part at once)\n"
-            "      --sampler KIND     ptrace (the default: stops zeek for each sample), bpf\n"
-            "                         (in the kernel, zeek never stopped; script frames only\n"
-            "                         for now) or auto (bpf where it can run, else ptrace)\n"
-            "      --nonblocking      never stop the target (reads may be torn; they are\n"
-            "                         detected and discarded)\n"
+            "      --sampler KIND     auto (the default: bpf where it can run, else ptrace,\n"
+            "                         with a note saying why), bpf (in the kernel, zeek never\n"
+            "                         stopped) or ptrace (stops zeek for each sample)\n"
+            "      --nonblocking      ptrace without stopping the target, script frames only\n"
+            "                         (reads may be torn; they are detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
             "      --no-follow-cpu    do not move the recorder to each target's CPU to sample it\n"
             "      --native           also record zeek's native (C++) frames, merged with the\n"
@@ -124,6 +124,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     rec_options *o = &c->rec;
     o->rate_hz = 100;
     o->native = -1; /* on unless --no-native or --nonblocking: see below */
+    o->sampler = REC_SAMPLER_AUTO;
     o->top_window_s = 10;
     double top_window = 0;
     size_t pids_cap = 0;
@@ -174,9 +175,12 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     char **rest = argv + optind;
     int nrest = argc - optind;
     int native_asked = o->native == 1;
-    if (o->sampler != REC_SAMPLER_PTRACE && o->nonblocking)
+    if (o->sampler == REC_SAMPLER_BPF && o->nonblocking)
         return zs_fail(err, ZS_E_USAGE, "--nonblocking is a mode of the ptrace sampler: give "
                        "--sampler ptrace, or drop --nonblocking (the BPF sampler never stops zeek)");
+    /* --nonblocking is the ptrace sampler's mode (where BPF cannot run). */
+    if (o->nonblocking)
+        o->sampler = REC_SAMPLER_PTRACE;
     if (o->native == -1)
         o->native = !o->nonblocking;
     if (c->print_layout) {

@@ -131,6 +131,9 @@ int rec_bpf_kernel_check(const char *release, const char *version, const char *s
     if (upstream(release, version, signature, &major, &minor, &patch))
         return 0;
     unsigned v = major * 1000 + minor;
+    if (v < 5019)
+        return zs_fail(err, ZS_E_NO_BPF, "kernel %u.%u (%s) is older than 5.19 (ring buffer records "
+                       "of a size known at run time)", major, minor, release);
     int freezes = (v >= 5019 && v <= 6000) || (v == 6001 && patch < 36) || v == 6002 ||
                   (v == 6003 && patch < 10);
     if (!freezes)

@@ -95,8 +95,9 @@ const uint8_t *rec_bpf_event_stack(const rec_bpf_event *ev);
 /* libbpf's own messages: none (the default), or its warnings on stderr. */
 void rec_bpf_set_verbose(int verbose);
 
-/* Whether a kernel is one that freezes on bpf_probe_read_user: 5.19-6.0,
- * 6.1 before 6.1.36, 6.2, 6.3 before 6.3.10. Its upstream version comes
+/* Whether a kernel is too old for the kernel side (before 5.19: no ring
+ * buffer records of a run-time size) or one that freezes on
+ * bpf_probe_read_user: 5.19-6.0, 6.1 before 6.1.36, 6.2, 6.3 before 6.3.10. Its upstream version comes
  * from Ubuntu's /proc/version_signature (signature, NULL when none), else
  * Debian's "Debian 6.1.158-1" in uname -v (version), else uname -r
  * (release). 0 when not (or not parsed), -1 with the reason when it is. */

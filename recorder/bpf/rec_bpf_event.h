@@ -112,7 +112,7 @@ typedef struct rec_bpf_event {
     __s32 frame_lo;
     __u64 regs[REC_BPF_REGS]; /* REC_BPF_F_REGS: as the thread entered the kernel */
     __u32 stack_len;
-    __u32 unused;
+    __u32 head_len; /* this header and the script's bytes: where the stack begins */
 } rec_bpf_event;
 
 /* The per-CPU counters (index into the counters map; rec_bpf_counters sums

@@ -48,7 +48,7 @@ struct record {
 struct offcpu {
     __u64 left_ns;
     __u64 carry_ns; /* wall time away not yet credited to a tick */
-    __u32 size;     /* of rec's head to send, 0: nothing pending */
+    __u32 pending;  /* rec is to be sent when the thread comes back */
     __u32 how;      /* how_left's flags */
     struct record rec;
 };
@@ -167,7 +167,9 @@ static __always_inline int read_frames(const rec_bpf_target *t, struct record *r
  * the ptrace sampler sizes it (rec_stack_copy_size): to the end of the
  * base's page once user space knows the base, else stack_bytes. Page by
  * page, so that a page not in memory ends the copy there and the frames
- * below it still unwind. */
+ * below it still unwind. After the script reads, and with what it found
+ * kept in the record, not in registers: the verifier then walks what
+ * follows once, not once for each way through the copy (a second). */
 static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r,
                                        struct task_struct *task)
 {
@@ -183,7 +185,6 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
     if (base > sp && base - sp <= REC_BPF_STACK_MAX - page)
         end = (base + page - 1) & ~(page - 1);
     __u64 at = sp;
-    __u32 got = 0;
     for (__u32 i = 0; i < STACK_PIECES; i++) {
         if (at >= end)
             break;
@@ -193,20 +194,18 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
         __u64 len = next - at;
         if (len == 0 || len > page)
             break;
-        if (read_user(r->stack + (got & STACK_MASK), len, at)) {
+        if (read_user(r->stack + (ev->stack_len & STACK_MASK), len, at)) {
             ev->flags |= REC_BPF_F_STACK_SHORT;
             break;
         }
-        got += len;
+        ev->stack_len += len;
         at = next;
     }
-    ev->stack_len = got;
 }
 
-/* The stop window's reads, into r. Returns the bytes of r's head to send
- * (the stack copy's length is in the event). */
-static __always_inline __u32 take(const rec_bpf_target *t, struct record *r,
-                                  struct task_struct *task)
+/* The stop window's script reads, into r. Returns the bytes of r's head
+ * to send. */
+static __always_inline __u32 read_script(const rec_bpf_target *t, struct record *r)
 {
     rec_bpf_event *ev = &r->ev;
     const __u64 ci_size = (__u32)t->p.callinfo_size; /* the loader checked: 8..32 */
@@ -214,7 +213,6 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r,
 
     ev->status = 0;
     ev->flags = 0;
-    copy_stack(t, r, task);
     ev->depth = ev->n = 0;
     ev->fs[0] = ev->fs[1] = ev->fs[2] = 0;
     ev->fs_top = ev->next_stmt = 0;
@@ -278,11 +276,20 @@ static __always_inline __u32 take(const rec_bpf_target *t, struct record *r,
     return sizeof *ev + ci_bytes;
 }
 
+/* The stop window's reads, into r: the script's, then the registers and
+ * the stack. The head's size goes into the record (see copy_stack). */
+static __always_inline void take(const rec_bpf_target *t, struct record *r,
+                                 struct task_struct *task)
+{
+    r->ev.head_len = read_script(t, r);
+    copy_stack(t, r, task);
+}
+
 /* The record's head, then its stack copy, in one record of the ring. */
-static __always_inline void send(__u64 *counters, struct record *r, __u32 head)
+static __always_inline void send(__u64 *counters, struct record *r)
 {
     struct bpf_dynptr d;
-    __u32 stack = r->ev.stack_len;
+    __u32 head = r->ev.head_len, stack = r->ev.stack_len;
     if (head > sizeof(r->ev) + sizeof(r->data) || stack > REC_BPF_STACK_MAX)
         return;
     /* No wake-up: user space polls on its own clock. */
@@ -319,7 +326,7 @@ int zs_tick(struct bpf_perf_event_data *ctx)
     struct record *r = bpf_map_lookup_elem(&zs_scratch, &cpu);
     if (!r)
         return 0;
-    __u32 size = take(t, r, bpf_get_current_task_btf());
+    take(t, r, bpf_get_current_task_btf());
     rec_bpf_event *ev = &r->ev;
     ev->type = REC_BPF_ONCPU;
     /* The context allows only whole-word loads of the registers. */
@@ -331,7 +338,7 @@ int zs_tick(struct bpf_perf_event_data *ctx)
     ev->off_ns = 0;
     ev->weight = 1;
     ev->cpu = cpu;
-    send(c->counters, r, size);
+    send(c->counters, r);
     c->counters[REC_BPF_C_TICKS]++;
     c->counters[REC_BPF_C_STACK_SHORT] += (ev->flags & REC_BPF_F_STACK_SHORT) != 0;
     count_bad(c->counters, ev->status);
@@ -374,7 +381,8 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     if (!c)
         return;
     __u64 now = bpf_ktime_get_ns();
-    s->size = take(t, &s->rec, prev);
+    take(t, &s->rec, prev);
+    s->pending = 1;
     s->rec.ev.cpu = bpf_get_smp_processor_id();
     s->left_ns = now;
     s->how = how_left(prev);
@@ -395,10 +403,9 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
         return;
     struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
     struct percpu *c = this_cpu();
-    if (!s || !s->size || !c)
+    if (!s || !s->pending || !c)
         return;
-    __u32 size = s->size;
-    s->size = 0;
+    s->pending = 0;
     __u64 now = bpf_ktime_get_ns();
     __u64 away = now - s->left_ns;
     __u64 d = away + s->carry_ns;
@@ -418,7 +425,7 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     ev->time_ns = s->left_ns;
     ev->off_ns = away;
     ev->weight = weight > 0xffffffffULL ? 0xffffffffU : (__u32)weight;
-    send(c->counters, &s->rec, size);
+    send(c->counters, &s->rec);
     c->counters[REC_BPF_C_OFFCPU]++;
     c->counters[REC_BPF_C_OFFCPU_WEIGHT] += weight;
     if (zs_self_timing)

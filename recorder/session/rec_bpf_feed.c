@@ -62,16 +62,29 @@ static slot *slot_of(const session *s, pid_t pid)
     return NULL;
 }
 
+/* A poll under way: its session, and the error that stopped it. */
+struct feed {
+    session *s;
+    zs_error *err;
+};
+
 /* One record: the slot's capture record, kept for its ticks. An off-CPU
  * record stands for the ticks that passed while zeek was away, from when
  * it left the CPU (its stack then) until it came back. */
 static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
 {
     (void)len; /* rec_bpf_poll checked that it holds what its header says */
-    session *s = ctx;
+    struct feed *f = ctx;
+    session *s = f->s;
     slot *sl = slot_of(s, (pid_t)ev->pid);
     if (!sl || !ev->weight)
         return 0;
+    /* A full ring of pending samples (their unwinds behind): written as the
+     * ptrace loop writes them, each head waiting for its unwind until 300 ms
+     * after its tick. The recorder waits, zeek does not; the records wait
+     * in the kernel's ring. */
+    if (sl->npending == REC_PENDING_SAMPLES && rec_pending_write(s, 0, 0, f->err))
+        return -1;
     int off_cpu = ev->type == REC_BPF_OFFCPU;
     uint64_t last = off_cpu ? ev->time_ns + ev->off_ns : ev->time_ns;
     tick_span ticks = {ev->time_ns, ev->weight - 1, last};
@@ -99,11 +112,17 @@ static void follow_stack_bases(session *s)
     }
 }
 
-void rec_bpf_feed_poll(session *s)
+int rec_bpf_feed_poll(session *s, zs_error *err)
 {
-    if (rec_bpf_poll(s->o->bpf, take_record, s) < 0)
+    struct feed f = {s, err};
+    err->code = ZS_OK;
+    if (rec_bpf_poll(s->o->bpf, take_record, &f) < 0) {
+        if (err->code != ZS_OK) /* a write failed: the recording stops */
+            return -1;
         s->bpf_poll_errors++;
+    }
     follow_stack_bases(s);
+    return 0;
 }
 
 int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
@@ -162,7 +181,12 @@ void rec_bpf_feed_remove(session *s, slot *sl)
     (void)sl;
 }
 
-void rec_bpf_feed_poll(session *s) { (void)s; }
+int rec_bpf_feed_poll(session *s, zs_error *err)
+{
+    (void)s;
+    (void)err;
+    return 0;
+}
 
 int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
 {

@@ -197,10 +197,6 @@ static int tick_blocking(session *s, slot *sl, uint64_t tick_ns, int follow)
  * each one's CPU at once. */
 static void tick(session *s, uint64_t tick_ns)
 {
-    if (s->o->bpf) { /* the kernel took the samples: collect them */
-        rec_bpf_feed_poll(s);
-        return;
-    }
     int elsewhere = 0;
     /* From a pinned target's own CPU only as a real-time process: at
      * normal priority the recorder would run there only when the target
@@ -385,7 +381,10 @@ int rec_loop_run(session *s, zs_error *err)
         }
         if (end && now >= end)
             break;
-        tick(s, now);
+        if (!s->o->bpf)
+            tick(s, now);
+        else if (rec_bpf_feed_poll(s, err)) /* the kernel took the samples: collect them */
+            return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
         if (!s->o->bpf) { /* a late poll loses nothing: the kernel keeps the records */
             s->stats.skipped += late;
@@ -394,8 +393,8 @@ int rec_loop_run(session *s, zs_error *err)
     }
     /* Stops still out are collected by the release; their samples are not
      * kept. The BPF sampler's last records are. */
-    if (s->o->bpf)
-        rec_bpf_feed_poll(s);
+    if (s->o->bpf && rec_bpf_feed_poll(s, err))
+        return -1;
     return housekeep(s, rec_now_ns(), 1, err) < 0 ? -1 : 0;
 }
 

@@ -220,8 +220,8 @@ int rec_pending_write(struct session *s, int wait, uint64_t give_up_ns, zs_error
 /* rec_bpf_feed.c: the BPF sampler's side of the session (s->o->bpf). */
 int rec_bpf_feed_add(struct session *s, slot *sl, zs_error *err);
 void rec_bpf_feed_remove(struct session *s, slot *sl);
-/* Every record waiting, kept in pending order. */
-void rec_bpf_feed_poll(struct session *s);
+/* Every record waiting, kept in pending order; -1 when writing failed. */
+int rec_bpf_feed_poll(struct session *s, zs_error *err);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read. */
 int rec_bpf_feed_describe(const struct session *s, int detail, char *buf, size_t len);

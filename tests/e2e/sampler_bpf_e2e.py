@@ -368,8 +368,9 @@ def test_kill(env):
 
 def test_choice(env):
     """Without the capabilities BPF needs: bpf refuses in one line, naming
-    why; auto records with ptrace and says why in one note line."""
-    target = subprocess.Popen([env.target, "--seconds", "5", "--quiet"], stdout=subprocess.DEVNULL)
+    why; the default (auto) records with ptrace and says why in one note
+    line. With them, the default samples with BPF and says so."""
+    target = subprocess.Popen([env.target, "--seconds", "12", "--quiet"], stdout=subprocess.DEVNULL)
     time.sleep(0.3)
     r = e2e.run(NO_BPF_CAPS + [env.record, "--sampler", "bpf", "-p", str(target.pid), "-d", "1",
                                "-o", env.path("refused.zspy")])
@@ -379,18 +380,27 @@ def test_choice(env):
              "got exit %d: %s" % (r.returncode, r.stderr))
     if os.path.exists(env.path("refused.zspy")):
         fail("a refused recorder left a file")
-    r = e2e.run(NO_BPF_CAPS + [env.record, "--sampler", "auto", "-p", str(target.pid), "-d", "1",
+    # The default is auto: the same run without --sampler.
+    r = e2e.run(NO_BPF_CAPS + [env.record, "-p", str(target.pid), "-d", "1",
                                "-o", env.path("auto.zspy")])
     notes = [l for l in r.stderr.splitlines() if "note: sampling with ptrace" in l]
     if r.returncode != 0 or len(notes) != 1 or "CAP_BPF" not in notes[0]:
-        fail("--sampler auto without CAP_BPF: want a recording and one note line, got exit %d: %s"
-             % (r.returncode, r.stderr))
+        fail("the default sampler without CAP_BPF: want a recording and one note line, got exit "
+             "%d: %s" % (r.returncode, r.stderr))
     if "with the BPF sampler" in r.stderr:
         fail("auto fell back yet said BPF")
     e2e.assert_untouched(target.pid, "after auto's ptrace recording")
+    # With the capabilities, the default is BPF, and says so: zeek never traced.
+    rc, err, ids = run_watched([env.record, "-p", str(target.pid), "-d", "3", "-o",
+                                env.path("default.zspy")], [target.pid])
+    if rc != 0 or "with the BPF sampler" not in err or "note:" in err:
+        fail("the default sampler as root: want BPF, said once and no note, got exit %d: %s"
+             % (rc, err))
+    assert_released(ids, "after the default recording")
     target.kill()
     target.wait()
-    print("  bpf refused in one line, auto fell back to ptrace with one note")
+    print("  bpf refused in one line; the default fell back to ptrace with one note, and as root "
+          "sampled with BPF")
 
 
 def main():
