@@ -1,5 +1,6 @@
 #include "bpf/rec_bpf.h"
 #include "frames/rec_raw_sample.h"
+#include "targets/rec_access.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,6 +193,9 @@ static int lockdown_confidential(void)
 /* What stands in the way before anything is loaded. */
 static int preflight(zs_error *err)
 {
+    if (!rec_access_host_user_ns())
+        return zs_fail(err, ZS_E_NO_BPF, "runs in a user namespace of its own (a container's): "
+                       "BPF needs root, or CAP_BPF and CAP_PERFMON, on the host");
     if (!capable())
         return zs_fail(err, ZS_E_NO_BPF, "needs root, or CAP_BPF and CAP_PERFMON");
     if (own_pid_namespace())

@@ -140,7 +140,7 @@ int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
                  c[REC_BPF_C_TICKS], c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT], failed,
                  c[REC_BPF_C_RING_FULL],
                  s->bpf_poll_errors ? "; the ring buffer could not be read at times" : "");
-        return 0;
+        return failed || c[REC_BPF_C_RING_FULL] || s->bpf_poll_errors;
     }
     size_t at = (size_t)snprintf(buf, len, "sampler: bpf: %" PRIu64 " switches of a target off its "
                                  "CPU; failed reads by kind:", c[REC_BPF_C_LEAVES]);

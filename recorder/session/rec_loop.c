@@ -268,7 +268,7 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
          * launched child's exit is collected as a tracee's). */
         if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid))
             rec_slot_mark_gone(s, sl);
-        double nt = sl->sampler ? sl->raw.network_time : 0;
+        double nt = sl->sampler || sl->bpf_added ? sl->raw.network_time : 0; /* the last sample's */
         if (sl->active && nt != sl->last_nettime &&
             rec_output_nettime(s->out, t, sl->target.pid, nt, err))
             return -1;

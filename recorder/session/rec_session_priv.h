@@ -223,7 +223,8 @@ void rec_bpf_feed_remove(struct session *s, slot *sl);
 /* Every record waiting, kept in pending order; -1 when writing failed. */
 int rec_bpf_feed_poll(struct session *s, zs_error *err);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
- * when its counters cannot be read. */
+ * when its counters cannot be read; else for the summary line 1 when reads
+ * failed or records were lost (worth saying without -v), 0 when not. */
 int rec_bpf_feed_describe(const struct session *s, int detail, char *buf, size_t len);
 
 #endif

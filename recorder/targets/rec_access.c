@@ -53,9 +53,7 @@ static int yama_scope(void)
     return v[0] ? atoi(v) : -1;
 }
 
-/* Whether this process is in the initial user namespace, whose uid map is
- * the whole range: a capability held elsewhere counts only inside. */
-static int initial_user_ns(void)
+int rec_access_host_user_ns(void)
 {
     char map[128];
     unsigned long inside = 1, outside = 1, count = 0;
@@ -96,7 +94,7 @@ void rec_access_denied_why(pid_t pid, char *buf, size_t len)
         snprintf(buf, len, "the recorder runs as root but without CAP_SYS_PTRACE (a container or a "
                  "service's sandbox dropped it): grant it (docker run --cap-add=SYS_PTRACE; "
                  "AmbientCapabilities=CAP_SYS_PTRACE), or run the recorder on the host");
-    } else if (!initial_user_ns()) {
+    } else if (!rec_access_host_user_ns()) {
         snprintf(buf, len, "the recorder has CAP_SYS_PTRACE only in its own user namespace (a "
                  "container's), and pid %d is outside it: run the recorder on the host", (int)pid);
     } else if (!rec_access_host_pids()) {

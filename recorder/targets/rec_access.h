@@ -16,5 +16,8 @@ void rec_access_denied_why(pid_t pid, char *buf, size_t len);
 /* Whether this process sees the host's PID namespace (where pid 2 is the
  * kernel's kthreadd), not a container's, whose pids differ from the host's. */
 int rec_access_host_pids(void);
+/* Whether this process is in the initial user namespace, whose uid map is
+ * the whole range: a capability held elsewhere counts only inside. */
+int rec_access_host_user_ns(void);
 
 #endif

@@ -194,7 +194,7 @@ def test_sigxcpu(env):
     must demote the recorder, never end it."""
     out = env.path("xcpu.zspy")
     procs = start_doubles(env, ["8.0"], 6)
-    rec = subprocess.Popen([env.record, "-r", "1000", "-d", "3", "-o", out, "-p", str(procs[0].pid)],
+    rec = subprocess.Popen([env.record, "--sampler", "ptrace", "-r", "1000", "-d", "3", "-o", out, "-p", str(procs[0].pid)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     before = sched_policy(rec.pid)
@@ -221,7 +221,7 @@ def test_rtguard(env):
         gens = ["3.0", "8.0", "8.2"] * 3
         with Burners(os.cpu_count() if burn else 0):
             procs = start_doubles(env, gens[:n], 8)
-            r = e2e.run([env.record, "-v", "--all", "-r", str(rate), "-d", str(SECONDS), "-o", out])
+            r = e2e.run([env.record, "--sampler", "ptrace", "-v", "--all", "-r", str(rate), "-d", str(SECONDS), "-o", out])
         for p in procs:
             p.kill()
         finish(procs)
@@ -271,7 +271,7 @@ def record_busy(env, gens, logs, seconds, args, attach=False):
         pids = [a for p in procs for a in ("-p", str(p.pid))] if attach else []
         # Script frames: the shares are checked against the doubles' own
         # log of their script functions (e2e.native checks native frames').
-        r = e2e.run([env.record, "-v", "--no-native", "-d", str(seconds)] + args + pids)
+        r = e2e.run([env.record, "--sampler", "ptrace", "-v", "--no-native", "-d", str(seconds)] + args + pids)
         for p in procs:
             p.terminate()
         finish(procs)

@@ -35,7 +35,7 @@ def main():
             t.stderr.readline()  # the banner: its objects exist, the chain starts
             rec = env.path("deep.zspy")
             # -v: the end report's details (torn reads in all).
-            args = [env.record, "-v", "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)]
+            args = [env.record, "--sampler", "ptrace", "-v", "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)]
             args.append("--nonblocking" if nonblocking else "--no-native")
             r = e2e.run(args)
             t.communicate()
@@ -80,7 +80,7 @@ def main():
     t.stderr.readline()
     rec = env.path("deep-native.zspy")
     # -v: the end report's details (the native frames' counts).
-    r = e2e.run([env.record, "-v", "--native", "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)])
+    r = e2e.run([env.record, "--sampler", "ptrace", "-v", "--native", "-r", str(RATE), "-d", "1.5", "-o", rec, "-p", str(t.pid)])
     t.communicate()
     # About 200 samples of the chain; a slow host (reading 1,024 frames holds
     # the target ~0.6 ms a sample, several ms at times on this VM) leaves

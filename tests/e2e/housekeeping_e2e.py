@@ -63,7 +63,7 @@ def record(env, events, burn):
     gens = ["8.0", "8.2"]
     slow_exe = env.path("slowinspect-zeek-8.2")
     shutil.copy(os.path.join(env.build, "tests", "target", "zeek-double-8.2"), slow_exe)
-    args = [env.record, "-v", "--all", "--scan-every", "0.25", "--native", "-r", str(RATE), "-d", str(SECONDS),
+    args = [env.record, "--sampler", "ptrace", "-v", "--all", "--scan-every", "0.25", "--native", "-r", str(RATE), "-d", str(SECONDS),
             "-o", out]
     if events:
         args += ["--rotate", "1"]

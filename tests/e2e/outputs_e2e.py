@@ -54,7 +54,7 @@ class Env:
 
     def record_double(self, seconds=3, rate=400, extra=(), name="double.zspy"):
         out = self.path(name)
-        run([self.record, "-q", "--no-native", "-r", str(rate), "-o", out, "--", self.double, "--seconds", str(seconds), "--quiet"]
+        run([self.record, "-q", "--sampler", "ptrace", "--no-native", "-r", str(rate), "-o", out, "--", self.double, "--seconds", str(seconds), "--quiet"]
             + list(extra))
         return out
 

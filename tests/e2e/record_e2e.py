@@ -312,7 +312,7 @@ def test_launch(env, layout_file=False):
             f.write(p.stdout)
         extra = ["--layout", layout]
     # -v: the end report's details (reads a sample, ticks skipped).
-    r = run([env.record, "-v", "--no-native", "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
+    r = run([env.record, "--sampler", "ptrace", "-v", "--no-native", "-r", str(RATE_HZ), "-o", rec] + extra + ["--", env.target, "--seconds", "7",
              "--quiet", "--ground-truth", truth])
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -332,7 +332,7 @@ def test_launch(env, layout_file=False):
 def test_attach(env):
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
     target = start_target(env, 9, truth)
-    r = run([env.record, "-v", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "6", "-o", rec])
+    r = run([env.record, "--sampler", "ptrace", "-v", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "6", "-o", rec])
     print(r.stderr.strip())
     if r.returncode != 0:
         fail("record -p exited %d" % r.returncode)
@@ -350,7 +350,7 @@ def test_normal_priority(env):
     sleeps and sample it idle (+35 points of idle before the fix)."""
     rec, truth = env.path("rec.zspy"), env.path("truth.tsv")
     target = start_target(env, 7, truth)
-    r = run([env.record, "-v", "--no-realtime", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
+    r = run([env.record, "--sampler", "ptrace", "-v", "--no-realtime", "--no-native", "-p", str(target.pid), "-r", str(RATE_HZ), "-d", "5",
              "-o", rec])
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -390,7 +390,7 @@ def test_end_report(env):
     frames' counts) only with -v, and always in the recording's --info."""
     rec = env.path("rec.zspy")
     target = start_target(env, 6)
-    r = run([env.record, "-p", str(target.pid), "-r", "200", "-d", "2", "-o", rec])
+    r = run([env.record, "--sampler", "ptrace", "-p", str(target.pid), "-r", "200", "-d", "2", "-o", rec])
     target.terminate()
     target.wait(timeout=30)
     print(r.stderr.strip())

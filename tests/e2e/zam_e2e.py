@@ -60,7 +60,11 @@ def record(env, tag, zam, opts=(), target_opts=(), target_env=None):
             os.unlink(old)
     target = [env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
               "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else []) + list(target_opts)
-    r = e2e.run([env.record, "-v", "-r", str(RATE), "-d", str(SECONDS), "-o", rec] + list(opts) + ["--"] +
+    # ptrace: at 1 kHz a launched double's first 0.3-0.5 s of samples go
+    # without native frames under BPF (the unwinder still reading its
+    # tables), and with them ZAM's instruction; e2e.zam-lines covers BPF.
+    r = e2e.run([env.record, "--sampler", "ptrace", "-v", "-r", str(RATE), "-d", str(SECONDS), "-o", rec] +
+                list(opts) + ["--"] +
                 target, env=dict(os.environ, **(target_env or {})))
     if r.returncode != 0:
         e2e.fail("recorder: " + r.stderr)

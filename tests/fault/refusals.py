@@ -92,10 +92,10 @@ def run_case(env, res, case, gen, launch, n):
     target = None
     if launch:
         cmd = case.command or [env.target(gen), "--seconds", "30", "--quiet", "--ground-truth", marker]
-        args = [env.record, "-r", "200", "-o", case.output, "--"] + cmd
+        args = [env.record, "--sampler", "ptrace", "-r", "200", "-o", case.output, "--"] + cmd
     else:
         target = start_target(env, gen, seconds=60)
-        args = [env.record, "-r", "200", "-o", case.output, "-p", str(target.pid)]
+        args = [env.record, "--sampler", "ptrace", "-r", "200", "-o", case.output, "-p", str(target.pid)]
     label = "%s, %s, Zeek %s double" % (case.name, "launch" if launch else "attach", gen)
     t0 = time.monotonic()
     try:
@@ -151,16 +151,16 @@ def check_permissions(env, res, out):
     """permission denied, by what refuses. Returns the cases checked."""
     checked = 0
     traced, free = start_target(env, "8.0", seconds=60), start_target(env, "8.0", seconds=60)
-    first = subprocess.Popen([env.record, "-q", "-p", str(traced.pid), "-d", "30", "-o", out("first")],
+    first = subprocess.Popen([env.record, "--sampler", "ptrace", "-q", "-p", str(traced.pid), "-d", "30", "-o", out("first")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)
         pid = traced.pid
-        refusal(res, "traced by another recorder", [env.record, "-p", str(pid), "-o", out("traced")],
+        refusal(res, "traced by another recorder", [env.record, "--sampler", "ptrace", "-p", str(pid), "-o", out("traced")],
                 r"error: permission denied: pid %d: ptrace not permitted: pid %d is traced already, by "
                 r"pid %d \(zeek-spy-record\): one tracer at a time; detach that one" % (pid, pid, first.pid))
         pid = free.pid
-        refusal(res, "as nobody", [env.record, "-p", str(pid), "-o", out("nobody")],
+        refusal(res, "as nobody", [env.record, "--sampler", "ptrace", "-p", str(pid), "-o", out("nobody")],
                 r"error: permission denied: pid %d: cannot read /proc/%d/exe: run as root or with "
                 r"CAP_SYS_PTRACE( \(kernel.yama.ptrace_scope is [12]: [^)]*\))?$" % (pid, pid), preexec=as_nobody)
         checked += 2
@@ -176,7 +176,8 @@ def check_permissions(env, res, out):
             res.note("root without CAP_SYS_PTRACE skipped: no setpriv")
         if run(["unshare", "--user", "--map-root-user", "true"]).returncode == 0:
             refusal(res, "in a user namespace of its own",
-                    ["unshare", "--user", "--map-root-user", env.record, "-p", str(pid), "-o", out("userns")],
+                    ["unshare", "--user", "--map-root-user", env.record, "--sampler", "ptrace", "-p", str(pid), "-o",
+                     out("userns")],
                     r"error: permission denied: pid %d: cannot read /proc/%d/exe: the recorder has "
                     r"CAP_SYS_PTRACE only in its own user namespace \(a container's\), and pid %d is outside "
                     r"it: run the recorder on the host$" % (pid, pid, pid))
@@ -186,9 +187,9 @@ def check_permissions(env, res, out):
         # The issue's case: where the kernel refuses pid 1 to root (a
         # sandboxed recorder, a security module), the advice is never to
         # run as root. On a host where root may trace it, pid 1 is no zeek.
-        r = run([env.record, "-p", "1", "-o", out("pid1")])
+        r = run([env.record, "--sampler", "ptrace", "-p", "1", "-o", out("pid1")])
         if "permission denied" in r.stderr:
-            refusal(res, "pid 1, refused to a privileged recorder", [env.record, "-p", "1", "-o", out("pid1")],
+            refusal(res, "pid 1, refused to a privileged recorder", [env.record, "--sampler", "ptrace", "-p", "1", "-o", out("pid1")],
                     r"error: permission denied: pid 1: [^:]+: the recorder has CAP_SYS_PTRACE, yet the kernel "
                     r"refused: .* run the recorder on the host, outside any sandbox$")
             checked += 1
@@ -209,7 +210,7 @@ def check_processes(env, res, out):
     checked = 0
     gone = subprocess.Popen(["true"])
     gone.wait()
-    refusal(res, "no such process", [env.record, "-p", str(gone.pid), "-o", out("gone")],
+    refusal(res, "no such process", [env.record, "--sampler", "ptrace", "-p", str(gone.pid), "-o", out("gone")],
             r"error: no such process: no process with pid %d$" % gone.pid)
     target = start_target(env, "8.0", seconds=60)
     sleeps = [subprocess.Popen(["/bin/sleep", "60"]) for _ in range(2)]
@@ -217,25 +218,25 @@ def check_processes(env, res, out):
         container = ["unshare", "--pid", "--fork", "--mount-proc"]
         if run(container + ["true"]).returncode == 0:
             refusal(res, "a host pid, from a container's PID namespace",
-                    container + [env.record, "-p", str(target.pid), "-o", out("pidns")],
+                    container + [env.record, "--sampler", "ptrace", "-p", str(target.pid), "-o", out("pidns")],
                     r"error: no such process: no process with pid %d in the recorder's PID namespace \(it "
                     r"runs in a container, whose pids are not the host's: run the recorder on the host, or "
                     r"give the pid as the container numbers it\)$" % target.pid)
             refusal(res, "--all in a container's PID namespace",
-                    container + [env.record, "--all", "-d", "1", "-o", out("pidns-all")],
+                    container + [env.record, "--sampler", "ptrace", "--all", "-d", "1", "-o", out("pidns-all")],
                     r"error: no such process: --all: no zeek process found \(the recorder runs in a "
                     r"container and sees only its processes: run it on the host\)$")
             checked += 2
         else:
             res.note("PID namespace cases skipped: unshare --pid failed")
         a, b = sleeps[0].pid, sleeps[1].pid
-        refusal(res, "not a zeek", [env.record, "-p", str(a), "-o", out("sleep")],
+        refusal(res, "not a zeek", [env.record, "--sampler", "ptrace", "-p", str(a), "-o", out("sleep")],
                 r"error: not a zeek process: pid %d \(/usr/bin/sleep\) is not a zeek: no 'version' "
                 r"symbol$" % a)
-        refusal(res, "none of several is a zeek", [env.record, "-p", str(a), "-p", str(b), "-o", out("sleeps")],
+        refusal(res, "none of several is a zeek", [env.record, "--sampler", "ptrace", "-p", str(a), "-p", str(b), "-o", out("sleeps")],
                 r"error: no such process: none of the given processes can be recorded \(each warning "
                 r"above says why\)$", warnings=2)
-        refusal(res, "a command that cannot be run", [env.record, "-o", out("nocmd"), "--", "/nonexistent/zeek"],
+        refusal(res, "a command that cannot be run", [env.record, "--sampler", "ptrace", "-o", out("nocmd"), "--", "/nonexistent/zeek"],
                 r"error: target process error: cannot run /nonexistent/zeek: No such file or directory$")
         checked += 4
     finally:
@@ -256,22 +257,22 @@ def check_layouts(env, res, out):
         f.write(exe.replace(b"8.0.10\0", b"8.9.10\0"))
     os.chmod(unknown, 0o755)
     layout = env.path("wrong.layout")
-    text = run([env.record, "--print-layout", env.target("8.0")]).stdout
+    text = run([env.record, "--sampler", "ptrace", "--print-layout", env.target("8.0")]).stdout
     with open(layout, "w") as f:
         f.write(re.sub(r"(?m)^callinfo_size = 24$", "callinfo_size = 40", text))
     p = subprocess.Popen([unknown, "--seconds", "60", "--quiet"], stdout=subprocess.DEVNULL)
     target = start_target(env, "8.0", seconds=60)
     try:
         time.sleep(0.5)
-        refusal(res, "an unsupported version", [env.record, "-p", str(p.pid), "-o", out("unknown")],
+        refusal(res, "an unsupported version", [env.record, "--sampler", "ptrace", "-p", str(p.pid), "-o", out("unknown")],
                 r"error: unsupported zeek version: pid %d: Zeek 8.9.10 has no built-in layout \(known: "
                 r"[^)]*\) and .*; on a host with debug info run 'zeek-spy-record --print-layout' and pass "
                 r"the result with --layout FILE$" % p.pid)
-        refusal(res, "a layout that does not fit", [env.record, "--layout", layout, "-p", str(target.pid),
+        refusal(res, "a layout that does not fit", [env.record, "--sampler", "ptrace", "--layout", layout, "-p", str(target.pid),
                                                     "-o", out("layout")],
                 r"error: bad layout: pid %d: call_stack does not look like a vector of 40-byte CallInfo "
                 r"\(wrong layout for Zeek 8.0.10\? see --layout\)$" % target.pid)
-        refusal(res, "--native --nonblocking", [env.record, "--native", "--nonblocking", "-p",
+        refusal(res, "--native --nonblocking", [env.record, "--sampler", "ptrace", "--native", "--nonblocking", "-p",
                                                 str(target.pid), "-o", out("usage")],
                 r"error: bad usage: --native needs the blocking mode: ", status=2)
         res.check(wait_untouched(target.pid, within=2.0)[0] is not None,

@@ -59,7 +59,7 @@ def main():
         targets = [a, b, c]
         out = env.path("slow.zspy")
         t0 = time.monotonic()
-        rec = subprocess.Popen([env.record, "-r", str(RATE), "-d", str(SECONDS), "-o", out,
+        rec = subprocess.Popen([env.record, "--sampler", "ptrace", "-r", str(RATE), "-d", str(SECONDS), "-o", out,
                                 "-p", str(a.pid), "-p", str(b.pid), "-p", str(c.pid)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
@@ -103,7 +103,7 @@ def main():
         d = start_target(env, "8.0", seconds=60, extra=["--unstoppable-ms", "4000"])
         targets.append(d)
         t1 = time.monotonic()
-        r = run([env.record, "-r", str(RATE), "-d", "1", "-o", env.path("stuck.zspy"), "-p", str(d.pid)],
+        r = run([env.record, "--sampler", "ptrace", "-r", str(RATE), "-d", "1", "-o", env.path("stuck.zspy"), "-p", str(d.pid)],
                 timeout=30)
         took_stuck = time.monotonic() - t1
         res.check(r.returncode == 0, "stuck target: recorder exit %d: %s" % (r.returncode, r.stderr))

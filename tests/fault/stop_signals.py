@@ -54,11 +54,11 @@ def main():
             marker = env.path("marker-%02d" % i)
             target = None
             if launch:
-                cmd = [env.record, "-q", "-r", "500", "-o", out, "--", env.target(gen),
+                cmd = [env.record, "--sampler", "ptrace", "-q", "-r", "500", "-o", out, "--", env.target(gen),
                        "--seconds", "30", "--quiet", "--ground-truth", marker]
             else:
                 target = start_target(env, gen, seconds=60)
-                cmd = [env.record, "-q", "-r", "500", "-o", out, "-p", str(target.pid)]
+                cmd = [env.record, "--sampler", "ptrace", "-q", "-r", "500", "-o", out, "-p", str(target.pid)]
             # The launched command inherits stderr: a file, so that waiting
             # for the recorder does not wait for the command's end too.
             errf = open(env.path("sig-%02d.err" % i), "w+")
@@ -105,7 +105,7 @@ def main():
         # converter must say so, not just print an empty profile.
         target = start_target(env, "8.0", seconds=60)
         out = env.path("killed-early.zspy")
-        rec = subprocess.Popen([env.record, "-q", "-o", out, "-p", str(target.pid)],
+        rec = subprocess.Popen([env.record, "--sampler", "ptrace", "-q", "-o", out, "-p", str(target.pid)],
                                stderr=subprocess.DEVNULL)
         time.sleep(0.3)
         rec.kill()
