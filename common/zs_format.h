@@ -61,6 +61,14 @@ typedef enum zs_record_type {
     ZS_REC_SAMPLES_OFF_CPU = 13, /* format 7: as SAMPLES, samples taken while the
                                     process was off its CPU (one per tick that passed
                                     while it was away, with the stack it left with) */
+    ZS_REC_STACK_WAITS = 14, /* varint stack id: the samples of this stack (script
+                                frames only) wait for their native frames, which a
+                                NATIVE_LATE record may bring later */
+    ZS_REC_NATIVE_LATE = 15, /* varint pid, varint t_us, varint stack id: the sample
+                                of pid at t_us written with a waiting stack has this
+                                stack (its native frames mixed in) instead. A reader
+                                that skips both (before them) shows such samples
+                                with their script frames, as they were written */
 } zs_record_type;
 
 typedef enum zs_event_kind {

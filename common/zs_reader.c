@@ -561,6 +561,10 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
     case ZS_REC_MODULE: return decode_module(r, c, rec);
     case ZS_REC_LOCATION: return decode_location(r, c, rec);
     case ZS_REC_LINES: return decode_lines(r, c, rec);
+    case ZS_REC_STACK_WAITS: return zs_get_varint(c, &rec->stack_waits.stack_id) ? -1 : 0;
+    case ZS_REC_NATIVE_LATE:
+        return get_u32(c, &rec->native_late.pid) || zs_get_varint(c, &rec->native_late.t_us) ||
+               zs_get_varint(c, &rec->native_late.stack_id) ? -1 : 0;
     case ZS_REC_TRAILER:
         return zs_get_varint(c, &rec->trailer.samples) || zs_get_varint(c, &rec->trailer.skipped) ||
                zs_get_varint(c, &rec->trailer.t_us) ? -1 : 0;

@@ -36,6 +36,8 @@ typedef struct zs_record {
         struct { uint32_t pid; zs_native_location l; } location; /* start < end, bounds */
         struct { uint32_t pid; const zs_native_lines *l; } lines; /* of a location before
                                                                      it; n, lines bounded */
+        struct { uint64_t stack_id; } stack_waits;
+        struct { uint32_t pid; uint64_t t_us; uint64_t stack_id; } native_late;
     };
 } zs_record;
 

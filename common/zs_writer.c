@@ -329,6 +329,33 @@ int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_
     return maybe_flush(w, err);
 }
 
+uint64_t zs_writer_last_t_us(const zs_writer *w) { return w->last_t_us; }
+
+int zs_writer_stack_waits(zs_writer *w, uint64_t stack_id, zs_error *err)
+{
+    if (reserve(w, ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_STACK_WAITS);
+    zs_put_varint(&w->buf, stack_id);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
+int zs_writer_native_late(zs_writer *w, uint32_t pid, uint64_t t_us, uint64_t stack_id, zs_error *err)
+{
+    /* After the sample it names: the batch that may hold it goes first. */
+    if (w->npend && emit_samples(w, err))
+        return -1;
+    if (reserve(w, 3 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_NATIVE_LATE);
+    zs_put_varint(&w->buf, pid);
+    zs_put_varint(&w->buf, t_us);
+    zs_put_varint(&w->buf, stack_id);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n) {

@@ -32,6 +32,12 @@ int zs_writer_stack_from(zs_writer *w, uint64_t id, uint32_t pid, const zs_stack
  * SAMPLES record). Samples of both kinds share one clock: each one's dt
  * counts from the sample before it, of either kind. */
 int zs_writer_sample(zs_writer *w, uint64_t t_us, uint64_t stack_id, int off_cpu, zs_error *err);
+/* The time the last sample was written at (never before the one before). */
+uint64_t zs_writer_last_t_us(const zs_writer *w);
+/* A STACK_WAITS record: the stack's samples wait for their native frames. */
+int zs_writer_stack_waits(zs_writer *w, uint64_t stack_id, zs_error *err);
+/* A NATIVE_LATE record, after every sample written so far. */
+int zs_writer_native_late(zs_writer *w, uint32_t pid, uint64_t t_us, uint64_t stack_id, zs_error *err);
 int zs_writer_snapshot(zs_writer *w, uint32_t pid, uint64_t addr, const void *data, size_t len,
                        zs_error *err);
 int zs_writer_event(zs_writer *w, uint64_t t_us, uint32_t pid, zs_event_kind kind, uint64_t value,

@@ -30,6 +30,8 @@
  * recording of more processes than this is not one a recorder wrote (each
  * part of a rotation lists only the processes alive in it). */
 enum { MAX_STACK_ID = 1 << 24, MAX_PROCESSES = 4096 };
+/* How long (recording time) a sample waits for its native frames at most. */
+#define LATE_MAX_US (60 * 1000000ULL)
 
 typedef struct raw_stack {
     uint32_t pid;
@@ -37,7 +39,8 @@ typedef struct raw_stack {
     zs_frame *frames;
     uint64_t count;
     int defined;
-    int keep; /* its process passes the pid/node filter */
+    int keep;  /* its process passes the pid/node filter */
+    int waits; /* STACK_WAITS: its samples' native frames may follow (NATIVE_LATE) */
     uint32_t resolved; /* its index in the profile's stacks, once resolved */
 } raw_stack;
 
@@ -84,6 +87,7 @@ typedef struct pending_sample {
     uint64_t t_us;
     uint64_t stack_id;
     int off_cpu;
+    int waiting; /* for its native frames (a NATIVE_LATE record) */
 } pending_sample;
 
 struct conv_reading {
@@ -107,8 +111,11 @@ struct conv_reading {
     conv_profile *profile;
     uint64_t first_us, last_us;
     int any_sample;
-    /* A window in network time: samples wait here, in recording order,
-     * until their process's clock has a point after them (settle()). */
+    /* Samples wait here, in recording order, until they are known for
+     * good (settle()): in a window in network time, until their process's
+     * clock has a point after them; a sample of a waiting stack, and every
+     * one after it, until its native frames come (or the recording ends). */
+    size_t nwaiting;
     pending_sample *pending;
     size_t npending, pending_head, pending_cap;
     /* When asked for: every kept sample as (t_us, raw stack id), turned
@@ -294,8 +301,13 @@ static int settle(reading *rd, int final, zs_error *err)
     for (; rd->pending_head < rd->npending; rd->pending_head++) {
         const pending_sample *q = &rd->pending[rd->pending_head];
         const process *p = find_process(rd, rd->stacks[q->stack_id].pid, 0);
-        if (!final && !(p && p->nclock && p->clock[p->nclock - 1].t_us > q->t_us))
+        if (!final && rd->net_window && !(p && p->nclock && p->clock[p->nclock - 1].t_us > q->t_us))
             break;
+        /* A recorder waits for an unwind 3 s at most: a sample still
+         * waiting a minute of samples later waits for nothing. */
+        if (!final && q->waiting && rd->pending[rd->npending - 1].t_us - q->t_us < LATE_MAX_US)
+            break;
+        rd->nwaiting -= q->waiting != 0; /* at the end: its script frames, as written */
         if (take_sample(rd, q->t_us, q->stack_id, q->off_cpu, err))
             return -1;
     }
@@ -304,7 +316,7 @@ static int settle(reading *rd, int final, zs_error *err)
     return 0;
 }
 
-static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, zs_error *err)
+static int wait_in_order(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, zs_error *err)
 {
     if (rd->npending == rd->pending_cap) {
         if (rd->pending_head > 0) { /* reuse the taken front */
@@ -316,8 +328,50 @@ static int wait_for_clock(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, 
         if (zs_grow(&rd->pending, &rd->pending_cap, rd->npending + 1, sizeof *rd->pending, 1024))
             return zs_fail(err, ZS_E_NOMEM, "%s: samples waiting for network time", rd->path);
     }
-    rd->pending[rd->npending++] = (pending_sample){t_us, id, off_cpu};
+    int waiting = rd->stacks[id].waits;
+    rd->pending[rd->npending++] = (pending_sample){t_us, id, off_cpu, waiting};
+    rd->nwaiting += waiting != 0;
     return settle(rd, 0, err);
+}
+
+static int undefined_stack(const reading *rd, const zs_record *rec, uint64_t id, zs_error *err)
+{
+    return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": record refers to undefined stack %" PRIu64,
+                   rd->path, rec->offset, id);
+}
+
+static int stack_waits(reading *rd, const zs_record *rec, zs_error *err)
+{
+    uint64_t id = rec->stack_waits.stack_id;
+    if (id >= rd->nstacks || !rd->stacks[id].defined)
+        return undefined_stack(rd, rec, id, err);
+    rd->stacks[id].waits = 1;
+    return 0;
+}
+
+/* A waiting sample's native frames: it is found by its process and time
+ * among the samples waiting (one written in an earlier part of a rotated
+ * recording is not there: the record is left aside). */
+static int native_late(reading *rd, const zs_record *rec, zs_error *err)
+{
+    uint64_t id = rec->native_late.stack_id;
+    if (id >= rd->nstacks || !rd->stacks[id].defined)
+        return undefined_stack(rd, rec, id, err);
+    if (rd->stacks[id].pid != rec->native_late.pid)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": native frames of pid %" PRIu32
+                       " in a stack of pid %" PRIu32, rd->path, rec->offset, rec->native_late.pid,
+                       rd->stacks[id].pid);
+    for (size_t i = rd->pending_head; i < rd->npending; i++) {
+        pending_sample *q = &rd->pending[i];
+        if (q->waiting && q->t_us == rec->native_late.t_us &&
+            rd->stacks[q->stack_id].pid == rec->native_late.pid) {
+            q->stack_id = id;
+            q->waiting = 0;
+            rd->nwaiting--;
+            return settle(rd, 0, err);
+        }
+    }
+    return 0;
 }
 
 static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
@@ -329,8 +383,8 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
                        rd->path, rec->offset, id);
     if (!rd->stacks[id].keep)
         return 0;
-    if (rd->net_window)
-        return wait_for_clock(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
+    if (rd->net_window || rd->nwaiting || rd->stacks[id].waits)
+        return wait_in_order(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
     if (rd->window)
         return take_sample(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
     return count_kept(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
@@ -747,6 +801,8 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
     case ZS_REC_MODULE: return add_module(rd, rec, err);
     case ZS_REC_LOCATION: return add_location(rd, rec, err);
     case ZS_REC_LINES: return add_lines(rd, rec, err);
+    case ZS_REC_STACK_WAITS: return stack_waits(rd, rec, err);
+    case ZS_REC_NATIVE_LATE: return native_late(rd, rec, err);
     }
     return 0; /* record types of later versions: nothing to do */
 }

@@ -13,16 +13,18 @@ enum {
     /* Samples of one target on their way to the recording (rec_pending.c):
      * a tick finding them all still there is skipped. */
     REC_PENDING_SAMPLES = 128,
-    /* Of those, how many may wait for an unwind (64 ms at 1 kHz, 0.64 s at
-     * 100 Hz); the ones taken while the unwinder is that far behind go
-     * without native frames. */
-    REC_UNWINDS_OUT = 64,
+    /* Unwinds out at once: of the samples waiting in that ring, and of
+     * those written before their answers came, whose native frames follow
+     * them (1 s at 1 kHz, 10 s at 100 Hz: an unwinder reading a real zeek's
+     * tables at the start takes about one). The ones taken while the
+     * unwinder is that far behind go without native frames. */
+    REC_UNWINDS_OUT = 1024,
     /* Captures rec_native.c remembers as asked and not answered (what each
      * answer is checked against), and the captures the socket to the
      * unwinder must hold without blocking the loop: every unwind out, and
      * the one capture kept unsent meanwhile. */
-    REC_NATIVE_ASKED = 96,
-    REC_NATIVE_SOCKET_CAPTURES = 72,
+    REC_NATIVE_ASKED = 1056,
+    REC_NATIVE_SOCKET_CAPTURES = 1032,
     /* The unwinder, once it has caught up, waits for this many captures
      * (but no longer than BATCH_MAX_MS) before it works again: one wake-up
      * for a batch rather than one a sample. */
@@ -36,7 +38,6 @@ enum {
  * bounds the loss of a killed recorder to. */
 #define REC_UNWIND_LATE_NS (300 * 1000000ULL)
 
-_Static_assert(REC_UNWINDS_OUT < REC_PENDING_SAMPLES, "a full unwind queue leaves room for samples");
 _Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_ASKED, "every unwind out is remembered");
 _Static_assert(REC_UNWINDS_OUT + 1 <= REC_NATIVE_SOCKET_CAPTURES,
                "every unwind out fits in the socket");

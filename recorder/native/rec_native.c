@@ -284,9 +284,12 @@ rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err)
     close(sv[1]);
     n->sock = sv[0];
     /* Room for every unwind out (while the unwinder is still reading the
-     * modules' tables, the first ones queue up). */
+     * modules' tables, the first ones queue up), of copies the size they
+     * have before the stack's base is known (those to the base are
+     * smaller; a socket full of larger ones makes the next sample go
+     * without, counted): a limit, the memory used is what is queued. */
     int room = REC_NATIVE_SOCKET_CAPTURES *
-               (int)(sizeof(struct user_regs_struct) + REC_NATIVE_STACK_MAX + 64);
+               (int)(sizeof(struct user_regs_struct) + REC_NATIVE_STACK_BYTES + 64);
     if (setsockopt(n->sock, SOL_SOCKET, SO_SNDBUFFORCE, &room, sizeof room) != 0)
         setsockopt(n->sock, SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
     if (n->child < 0) {

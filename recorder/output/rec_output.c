@@ -368,11 +368,17 @@ int rec_output_native(rec_output *o, pid_t pid, const rec_out_location *l, uint6
     return 0;
 }
 
-int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
-                      int off_cpu, zs_error *err)
+/* A waiting stack (its samples' native frames to follow) is interned apart
+ * from the same frames that wait for nothing: under the pid with this bit. */
+#define WAITING_KEY 0x80000000u
+
+/* The stack's id in this part, written (with what it points to) if new. */
+static int64_t stack_id(rec_output *o, pid_t pid, const zs_frame *frames, size_t n, int waits,
+                        zs_error *err)
 {
     int is_new;
-    int64_t id = rec_stacks_intern(o->stacks, (uint32_t)pid, frames, n, &is_new);
+    uint32_t key = (uint32_t)pid | (waits ? WAITING_KEY : 0);
+    int64_t id = rec_stacks_intern(o->stacks, key, frames, n, &is_new);
     if (id < 0)
         return zs_fail(err, ZS_E_NOMEM, "stack table");
     if (is_new) {
@@ -381,11 +387,32 @@ int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *f
         int64_t base = rec_stacks_base(o->stacks, (uint64_t)id, &shared);
         zs_stack_base from = {base >= 0 ? (uint64_t)base + 1 : 0, shared};
         if ((p && rec_capture_frames(p->capture, frames, n, err)) ||
-            zs_writer_stack_from(o->writer, (uint64_t)id, (uint32_t)pid, &from, frames, n, err))
+            zs_writer_stack_from(o->writer, (uint64_t)id, (uint32_t)pid, &from, frames, n, err) ||
+            (waits && zs_writer_stack_waits(o->writer, (uint64_t)id, err)))
             return -1;
     }
+    return id;
+}
+
+int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
+                      int off_cpu, int waits, uint64_t *written_us, zs_error *err)
+{
+    int64_t id = stack_id(o, pid, frames, n, waits, err);
+    if (id < 0)
+        return -1;
     o->part_samples++;
-    return zs_writer_sample(o->writer, t_us, (uint64_t)id, off_cpu, err);
+    if (zs_writer_sample(o->writer, t_us, (uint64_t)id, off_cpu, err))
+        return -1;
+    if (written_us)
+        *written_us = zs_writer_last_t_us(o->writer);
+    return 0;
+}
+
+int rec_output_native_late(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
+                           zs_error *err)
+{
+    int64_t id = stack_id(o, pid, frames, n, 0, err);
+    return id < 0 ? -1 : zs_writer_native_late(o->writer, (uint32_t)pid, t_us, (uint64_t)id, err);
 }
 
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,

@@ -67,9 +67,15 @@ int rec_output_native_known(rec_output *o, pid_t pid, uint64_t id, uint64_t *fil
 int rec_output_native(rec_output *o, pid_t pid, const rec_out_location *l, uint64_t *file_id,
                       zs_error *err);
 /* off_cpu: taken while the target was off its CPU (a sampler that tells
- * them apart); 0 for on-CPU and for the ptrace sampler's wall-clock samples. */
+ * them apart); 0 for on-CPU and for the ptrace sampler's wall-clock samples.
+ * waits: its native frames are to follow (rec_output_native_late); then
+ * *written_us (if not NULL) is the time it was written at, which names it. */
 int rec_output_sample(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
-                      int off_cpu, zs_error *err);
+                      int off_cpu, int waits, uint64_t *written_us, zs_error *err);
+/* The stack, native frames mixed in, of pid's sample written at t_us with
+ * waits set (in this part: a sample of a part before it is not found). */
+int rec_output_native_late(rec_output *o, pid_t pid, uint64_t t_us, const zs_frame *frames, size_t n,
+                           zs_error *err);
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
                      const char *message, zs_error *err);
 int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err);

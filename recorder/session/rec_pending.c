@@ -8,24 +8,35 @@
 #include "session/rec_session_priv.h"
 #include "base/rec_constants.h"
 
-/* Writes one sample: once for its tick, and once more for each tick that
- * passed while the target waited to reach its stop (ptrace) or was away
- * from its CPU (BPF, off_cpu). The ptrace sampler's samples are
- * wall-clock: none is marked off the CPU. */
-static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, tick_span t,
-                        int off_cpu, zs_error *err)
+/* frames, with the functions ZAM inlined opened up where it has them. */
+static const zs_frame *opened_up(session *s, slot *sl, const zs_frame *frames, size_t *n)
 {
-    size_t opened = sl->zam ? rec_zam_expand(sl->zam, frames, n, s->opened, ZS_MAX_FRAMES) : 0;
-    if (opened) {
-        frames = s->opened;
-        n = opened;
-    }
-    for (uint64_t k = 0; k <= t.owed; k++) {
-        uint64_t at = t.tick_ns + (k ? (t.last_ns - t.tick_ns) * k / t.owed : 0);
-        if (rec_output_sample(s->out, sl->target.pid, rec_since_start_us(s, at), frames, n,
-                              off_cpu, err))
+    size_t opened = sl->zam ? rec_zam_expand(sl->zam, frames, *n, s->opened, ZS_MAX_FRAMES) : 0;
+    if (!opened)
+        return frames;
+    *n = opened;
+    return s->opened;
+}
+
+/* The time of a sample's k-th write (k <= t.owed): once for its tick, once
+ * more for each tick that passed while the target waited to reach its stop
+ * (ptrace) or was away from its CPU (BPF, off_cpu). */
+static uint64_t write_time_us(const session *s, tick_span t, uint64_t k)
+{
+    return rec_since_start_us(s, t.tick_ns + (k ? (t.last_ns - t.tick_ns) * k / t.owed : 0));
+}
+
+/* Writes one sample, each of its ticks. The ptrace sampler's samples are
+ * wall-clock: none is marked off the CPU. waits: its native frames follow
+ * (*first_us: when its first write went in, which names it). */
+static int write_sample(session *s, slot *sl, const zs_frame *frames, size_t n, tick_span t,
+                        int off_cpu, int waits, uint64_t *first_us, zs_error *err)
+{
+    frames = opened_up(s, sl, frames, &n);
+    for (uint64_t k = 0; k <= t.owed; k++)
+        if (rec_output_sample(s->out, sl->target.pid, write_time_us(s, t, k), frames, n, off_cpu,
+                              waits, k ? NULL : first_us, err))
             return -1;
-    }
     return 0;
 }
 
@@ -137,28 +148,60 @@ static const zs_frame *mix_native(session *s, slot *sl, const pending_sample *p,
     return s->mixed;
 }
 
-/* Drops the answers to unwinds whose samples went without them (counted in
- * nunwinds until then: they are still the unwinder's); 1 when one is not
- * back yet (the head's answer comes after it). */
-static int drain_dropped(slot *sl, rec_mixed_native *scratch, uint64_t wait_until)
+/* A late sample's native frames, now that its unwind is back (m frames in
+ * s->natives; m <= 0: failed, and the sample keeps its script frames):
+ * one NATIVE_LATE record for each of its writes, at the times the writer
+ * gave them (never before the write before, as the writer keeps them). */
+static int follow(session *s, slot *sl, late_sample *l, ssize_t m, unsigned marks, zs_error *err)
 {
-    while (sl->unwinds_dropped) {
-        unsigned marks;
-        if (rec_native_collect(sl->native, scratch, REC_NATIVE_MAX_FRAMES, &marks, wait_until) ==
-            REC_NATIVE_NOT_YET)
+    size_t n;
+    const zs_frame *frames = mix_native(s, sl, &l->p, m, marks, &n, err);
+    if (!frames)
+        return -1;
+    /* Failed, it still follows (script frames only): the converter then
+     * waits for it no longer. */
+    frames = opened_up(s, sl, frames, &n);
+    uint64_t t = l->first_us;
+    for (uint64_t k = 0; k <= l->p.ticks.owed; k++) {
+        uint64_t at = write_time_us(s, l->p.ticks, k);
+        t = k && at > t ? at : t;
+        if (rec_output_native_late(s->out, sl->target.pid, t, frames, n, err))
+            return -1;
+    }
+    s->native_followed += m > 0;
+    return 0;
+}
+
+/* The answers to the unwinds of samples written before them, each as it
+ * comes (waiting until wait_until); 1 when one is not back yet (the head's
+ * answer comes after it), -1 on a write error. */
+static int drain_late(session *s, slot *sl, uint64_t wait_until, zs_error *err)
+{
+    while (sl->nlate) {
+        late_sample *l = &sl->late[sl->late_head];
+        unsigned marks = 0;
+        ssize_t m = rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks, wait_until);
+        if (m == REC_NATIVE_NOT_YET)
             return 1;
-        sl->unwinds_dropped--;
         sl->nunwinds--;
+        int rc = follow(s, sl, l, m, marks, err);
+        free(l->p.frames);
+        l->p.frames = NULL;
+        sl->late_head = (sl->late_head + 1) % REC_UNWINDS_OUT;
+        sl->nlate--;
+        if (rc)
+            return -1;
     }
     return 0;
 }
 
 /* Writes one sample of the ring's head, its unwind waited for until
  * wait_until (rec_native_collect); 1 when that is not back yet and the
- * sample was taken at or after give_up_ns: an older one goes without
- * native frames (counted), so that a frame cut or a full ring never waits
- * long for an unwinder that is slow (still reading the modules' tables at
- * the start, or short of a core) or stalled. */
+ * sample was taken at or after give_up_ns: an older one is written with
+ * its script frames and its native frames follow when they come, so that
+ * a frame cut or a full ring never waits long for an unwinder that is
+ * slow (still reading the modules' tables at the start, or short of a
+ * core) or stalled, and a killed recorder loses no sample. */
 static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_up_ns, zs_error *err)
 {
     pending_sample *p = &sl->pending[sl->pending_head];
@@ -169,25 +212,28 @@ static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_u
             rec_slot_mark_gone(s, sl);
     } else if (p->unwound) {
         unsigned marks = 0;
-        ssize_t m = drain_dropped(sl, s->natives, wait_until)
-                        ? REC_NATIVE_NOT_YET
-                        : rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks,
-                                             wait_until);
+        int behind = drain_late(s, sl, wait_until, err);
+        if (behind < 0)
+            return -1;
+        ssize_t m = behind ? REC_NATIVE_NOT_YET
+                           : rec_native_collect(sl->native, s->natives, REC_NATIVE_MAX_FRAMES, &marks,
+                                                wait_until);
         if (m == REC_NATIVE_NOT_YET && p->ticks.last_ns >= give_up_ns)
             return 1;
         if (m == REC_NATIVE_NOT_YET) {
-            sl->unwinds_dropped++;
-            s->native_samples++;
-            s->native_behind++;
-            rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, p->off_cpu, err);
+            late_sample *l = &sl->late[(sl->late_head + sl->nlate) % REC_UNWINDS_OUT];
+            rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, p->off_cpu, 1, &l->first_us, err);
+            l->p = *p; /* its frames now the late sample's */
+            p->frames = NULL;
+            sl->nlate++;
         } else {
             sl->nunwinds--;
             size_t n;
             const zs_frame *frames = mix_native(s, sl, p, m, marks, &n, err);
-            rc = frames ? write_sample(s, sl, frames, n, p->ticks, p->off_cpu, err) : -1;
+            rc = frames ? write_sample(s, sl, frames, n, p->ticks, p->off_cpu, 0, NULL, err) : -1;
         }
     } else {
-        rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, p->off_cpu, err);
+        rc = write_sample(s, sl, p->frames, p->nscript, p->ticks, p->off_cpu, 0, NULL, err);
     }
     /* --top names script frames only (from live memory). */
     if (rc == 0 && !p->failed && s->top && sl->active) {
@@ -253,10 +299,13 @@ static slot *oldest_head(const session *s, int *any_full)
 int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
 {
     for (size_t i = 0; i < s->nslots; i++) {
-        rec_pending_submit(s, s->slots[i]);
+        slot *each = s->slots[i];
+        rec_pending_submit(s, each);
         /* Not only before a head that waits: the unwinds out (nunwinds)
-         * count them, and new samples go without while that is full. */
-        drain_dropped(s->slots[i], s->natives, 0);
+         * count them, and new samples go without while that is full. At
+         * the end, and of a target gone, every answer is waited for. */
+        if (drain_late(s, each, wait || each->gone ? REC_NATIVE_WAIT : 0, err) < 0)
+            return -1;
     }
     /* In tick order across the targets: the recording's clock only goes
      * forward (a sample written after a later one would be moved to its

@@ -227,11 +227,14 @@ static void report_frames(report *r)
             report_line(r, 1, 0, "native frames: %" PRIu64 " unwinds took the general path (a frame whose "
                 "unwind rules are not in the compiled form: a signal frame, a PLT stub, code without "
                 "CFI)", general);
+        if (s->native_followed)
+            report_line(r, 1, 0, "native frames: %" PRIu64 " samples written before their unwinds came "
+                "back (the unwinder behind: short of a core, or still reading the modules' tables at "
+                "the start); their native frames followed them in the recording", s->native_followed);
         if (s->native_behind)
             report_line(r, 1, 0, "native frames: %" PRIu64 " samples written without them: the unwinder "
-                "was behind (short of a core, or still reading the modules' tables at the start), or "
-                "the last capture was not handed to it yet (another target slow to stop)",
-                s->native_behind);
+                "had %d unwinds out already, or the last capture was not handed to it yet (another "
+                "target slow to stop)", s->native_behind, REC_UNWINDS_OUT);
     }
     const uint64_t *zam = s->zam_samples;
     if (zam[REC_ZAM_FOUND] + zam[REC_ZAM_MISSING] + zam[REC_ZAM_AMBIGUOUS])

@@ -75,6 +75,14 @@ typedef struct pending_sample {
     int off_cpu; /* BPF: taken as zeek left its CPU; its ticks passed while it was away */
 } pending_sample;
 
+/* A sample written before its unwind came back (REC_UNWIND_LATE_NS): its
+ * native frames follow it into the recording (a NATIVE_LATE record naming
+ * it by its time) once the answer is in. */
+typedef struct late_sample {
+    pending_sample p;
+    uint64_t first_us; /* when its first sample was written */
+} late_sample;
+
 /* Samples wait in order (REC_PENDING_SAMPLES of them, rec_constants.h),
  * so that each is written at its time; those taken while the unwinder is
  * REC_UNWINDS_OUT behind queue after them without native frames. */
@@ -94,7 +102,10 @@ typedef struct slot {
     int said_native_broken;
     pending_sample pending[REC_PENDING_SAMPLES]; /* a ring, oldest at pending_head */
     unsigned pending_head, npending, nunwinds; /* unwinds out: of the ring's samples, and dropped */
-    unsigned unwinds_dropped; /* of them, answers to drop: their samples went without */
+    /* Of the unwinds out, the oldest: their samples written, their native
+     * frames to follow (a ring; at most REC_UNWINDS_OUT, as unwinds out). */
+    late_sample late[REC_UNWINDS_OUT];
+    unsigned late_head, nlate;
     rec_cpu cpu;
     int active;
     int gone;            /* exited: its last samples, its exit and its slot to see to */
@@ -160,6 +171,7 @@ typedef struct session {
     uint64_t zam_samples[REC_ZAM_AMBIGUOUS + 1]; /* by rec_zam_result */
     uint64_t native_behind; /* written without native frames: the unwinder's ring was
                                full, or the last capture not handed over yet */
+    uint64_t native_followed; /* native frames that followed their samples */
     /* The unwinders' counts of targets gone before the end, for the report. */
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
     /* --sampler bpf: the further ticks its off-CPU samples stand for; polls that failed. */

@@ -33,6 +33,8 @@ void rec_slot_free(slot *sl)
     rec_zam_free(sl->zam);
     for (unsigned k = 0; k < REC_PENDING_SAMPLES; k++) /* left by an error */
         free(sl->pending[k].frames);
+    for (unsigned k = 0; k < REC_UNWINDS_OUT; k++) /* answers that never came */
+        free(sl->late[k].p.frames);
     rec_cpu_close(&sl->cpu);
     free(sl);
 }

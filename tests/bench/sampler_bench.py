@@ -15,7 +15,11 @@ VM's noise):
   sched_switch program how many switches of the whole host it saw;
 - the recorder's CPU (user + system, once it runs) per sample.
 
-    sampler_bench.py BUILD_DIR [--seconds S] [--rate HZ] [--busy] [-- ZEEK COMMAND...]
+    sampler_bench.py BUILD_DIR [--seconds S] [--rate HZ] [--busy] [--no-native] [-- ZEEK COMMAND...]
+
+Both samplers take native frames (the default) unless --no-native; the BPF
+time a sample is every program's run time (ticks, leaves, returns, and
+the sched_switch program's runs for other tasks) over the samples.
 
 Default target: the test double of Zeek 8.2, stripped, free to move
 between CPUs. --busy runs one CPU burner per core throughout. A real zeek:
@@ -100,12 +104,17 @@ def quiet_phase(pid, seconds):
     return [a - b for a, b in zip(after, before)]
 
 
-def recorded_phase(build, pid, seconds, rate, sampler, tmp):
+def unwound(stderr):
+    """(stacks unwound, unwinds failed, not matching) from the -v report, or None."""
+    m = re.search(r"native frames: (\d+) stacks unwound; (\d+) unwinds failed, (\d+) did not match", stderr)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def recorded_phase(build, pid, seconds, rate, sampler, tmp, native):
     rec = os.path.join(tmp, "%s.zspy" % sampler)
-    cmd = [os.path.join(build, "zeek-spy-record"), "--sampler", sampler, "--no-native", "-r", str(rate),
-           "-p", str(pid), "-o", rec]
+    cmd = [os.path.join(build, "zeek-spy-record"), "-v", "--sampler", sampler, "-r", str(rate),
+           "-p", str(pid), "-o", rec] + ([] if native else ["--no-native"])
     if sampler == "bpf":
-        cmd.remove("--no-native")  # script frames only with BPF for now
         set_bpf_stats(1)
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)  # started (the target inspected): counted from here
@@ -125,6 +134,7 @@ def recorded_phase(build, pid, seconds, rate, sampler, tmp):
         "cpu_s": cpu1 - cpu0,
         "progs": progs,
         "held": held_us(err),
+        "unwound": unwound(err),
     }
 
 
@@ -134,6 +144,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--rate", type=int, default=100)
     ap.add_argument("--busy", action="store_true")
+    ap.add_argument("--no-native", action="store_true", help="script frames only")
     argv = sys.argv[1:]
     command = argv[argv.index("--") + 1:] if "--" in argv else []
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -151,7 +162,7 @@ def main():
     try:
         time.sleep(1)
         base1 = quiet_phase(target.pid, a.seconds)
-        runs = {s: recorded_phase(a.build, target.pid, a.seconds, a.rate, s, tmp) for s in ("ptrace", "bpf")}
+        runs = {s: recorded_phase(a.build, target.pid, a.seconds, a.rate, s, tmp, not a.no_native) for s in ("ptrace", "bpf")}
         base2 = quiet_phase(target.pid, a.seconds)
     finally:
         target.kill()
@@ -164,17 +175,19 @@ def main():
           "%.0f switches/s, run-queue wait %.1f ms/s"
           % (os.path.basename(cmd[0]), a.rate, a.seconds, "busy (a burner per core)" if a.busy else "quiet",
              os.cpu_count(), base[0] / a.seconds, base[2] / 1e6 / a.seconds))
-    print("%-7s %8s %22s %22s %18s %22s %24s"
+    print("%-7s %8s %22s %22s %18s %22s %14s %16s %24s"
           % ("sampler", "samples", "extra switches/sample", "extra rq wait us/smp", "recorder CPU us/smp",
-             "zeek held p50/p99 us", "BPF ns/run (runs)"))
+             "zeek held p50/p99 us", "BPF us/sample", "unwound/failed", "BPF ns/run (runs)"))
     for name, r in runs.items():
         n = max(r["samples"], 1)
         switches = (r["deltas"][0] - base[0]) / n
         wait = (r["deltas"][2] - base[2]) / 1e3 / n
         held = "%.0f / %.0f" % r["held"] if r["held"] and name == "ptrace" else "never held"
         progs = ", ".join("%s %.0f (%d)" % (k, t / c if c else 0, c) for k, (t, c) in sorted(r["progs"].items()))
-        print("%-7s %8.0f %22.3f %22.1f %18.1f %22s %24s"
-              % (name, r["samples"], switches, wait, r["cpu_s"] * 1e6 / n, held, progs or "-"))
+        bpf_us = sum(t for t, _ in r["progs"].values()) / 1e3 / n if r["progs"] else 0
+        uw = "%d/%d" % r["unwound"][:2] if r["unwound"] else "-"
+        print("%-7s %8.0f %22.3f %22.1f %18.1f %22s %14.2f %16s %24s"
+              % (name, r["samples"], switches, wait, r["cpu_s"] * 1e6 / n, held, bpf_us, uw, progs or "-"))
 
 
 if __name__ == "__main__":

@@ -144,7 +144,7 @@ class TracerWatch:
 def record_bpf(env, rec, pid, seconds, extra=("--no-native",)):
     """Script frames only unless extra says otherwise: the double's truth
     is of its script functions."""
-    rc, err, ids = run_watched([env.record, "--sampler", "bpf", "-r", str(RATE_HZ), "-p", str(pid),
+    rc, err, ids = run_watched([env.record, "-v", "--sampler", "bpf", "-r", str(RATE_HZ), "-p", str(pid),
                                 "-d", str(seconds), "-o", rec] + list(extra), [pid])
     if rc != 0:
         fail("record --sampler bpf exited %d" % rc)
@@ -244,7 +244,7 @@ def test_native(env):
     samplings' noise where that is more."""
     target = e2e.start_target(env, 14, env.path("truth.tsv"))
     bpf, ptrace = env.path("bpf.zspy"), env.path("ptrace.zspy")
-    r = record_bpf(env, bpf, target.pid, 5, extra=("-v",))
+    r = record_bpf(env, bpf, target.pid, 5, extra=())
     p = e2e.run([env.record, "-v", "--sampler", "ptrace", "-r", str(RATE_HZ), "-p", str(target.pid),
                  "-d", "5", "-o", ptrace])
     if p.returncode != 0:

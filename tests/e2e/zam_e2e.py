@@ -2,7 +2,7 @@
 """-O ZAM: the instruction a ZAM-compiled body runs, and the functions ZAM
 inlined into it as frames of their own.
 
-    zam_e2e.py BUILD_DIR GEN
+    zam_e2e.py BUILD_DIR GEN [SAMPLER]    (auto, the default: BPF where it runs; or ptrace)
 
 The double's -O ZAM (GEN 8.0 or 8.2) compiles its event bodies and
 Conn::set_state into ZBodies (a ZBody::Exec loop over an instruction array,
@@ -49,6 +49,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import record_e2e as e2e  # noqa: E402
 
+SAMPLER = "auto"  # the default (BPF where it runs), or as the command line says
 RATE, SECONDS = 1000, 4
 FOUND_BUDGET = 0.99  # of the samples in ZAM code, with their instruction
 
@@ -60,10 +61,7 @@ def record(env, tag, zam, opts=(), target_opts=(), target_env=None):
             os.unlink(old)
     target = [env.target, "--seconds", str(SECONDS + 1), "--quiet", "--ground-truth", truth,
               "--switch-log", truth + ".switches"] + (["-O", "ZAM"] if zam else []) + list(target_opts)
-    # ptrace: at 1 kHz a launched double's first 0.3-0.5 s of samples go
-    # without native frames under BPF (the unwinder still reading its
-    # tables), and with them ZAM's instruction; e2e.zam-lines covers BPF.
-    r = e2e.run([env.record, "--sampler", "ptrace", "-v", "-r", str(RATE), "-d", str(SECONDS), "-o", rec] +
+    r = e2e.run([env.record, "--sampler", SAMPLER, "-v", "-r", str(RATE), "-d", str(SECONDS), "-o", rec] +
                 list(opts) + ["--"] +
                 target, env=dict(os.environ, **(target_env or {})))
     if r.returncode != 0:
@@ -205,7 +203,9 @@ def check_top(env):
 
 
 def main():
+    global SAMPLER
     build, gen = sys.argv[1], sys.argv[2]
+    SAMPLER = sys.argv[3] if len(sys.argv) > 3 else "auto"
     names = {}
     plain_env = e2e.Env(build, gen)
     rec, truth, _ = record(plain_env, "plain", False)

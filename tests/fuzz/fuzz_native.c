@@ -475,7 +475,8 @@ static void write_sample(rec_output *o, const rec_native *n, const rec_mixed_nat
               "a returned location is written");
         stack[i] = zs_native_frame(id);
     }
-    check(rec_output_sample(o, target, t_us, stack, (size_t)got, 0, &err) == 0, "a sample is written");
+    check(rec_output_sample(o, target, t_us, stack, (size_t)got, 0, 0, NULL, &err) == 0,
+          "a sample is written");
 }
 
 /* A capture of the stopped target, as the ptrace sampler takes one: its

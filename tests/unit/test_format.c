@@ -231,6 +231,12 @@ static int write_script(const char *path, int every_record, script *s)
     static const zs_native_lines lines = {1, 2, {{70001, 70002, 97}, {70000, 70002, (1 << 24)}}};
     ADD(.type = ZS_REC_LINES, .pid = 4242, .lines = &lines);
     STEP(zs_writer_lines(w, 4242, &lines, &err));
+    /* A stack whose samples wait for their native frames, and a sample's
+     * native frames that follow it. */
+    ADD(.type = ZS_REC_STACK_WAITS, .a = 1);
+    STEP(zs_writer_stack_waits(w, 1, &err));
+    ADD(.type = ZS_REC_NATIVE_LATE, .pid = 4242, .a = 1ULL << 40, .b = (1ULL << 40) + 3);
+    STEP(zs_writer_native_late(w, 4242, 1ULL << 40, (1ULL << 40) + 3, &err));
     /* Another process counts its ids from 0. */
     ADD(.type = ZS_REC_MODULE, .pid = 7, .mod = &mods[0]);
     STEP(zs_writer_module(w, 7, &mods[0], &err));
@@ -292,6 +298,11 @@ static int matches(const zs_record *r, const expected *e)
         return r->location.pid == e->pid && !memcmp(&r->location.l, e->loc, sizeof *e->loc);
     case ZS_REC_SAMPLES_OFF_CPU: /* handed out as ZS_REC_SAMPLE */
         return 0;
+    case ZS_REC_STACK_WAITS:
+        return r->stack_waits.stack_id == e->a;
+    case ZS_REC_NATIVE_LATE:
+        return r->native_late.pid == e->pid && r->native_late.t_us == e->a &&
+               r->native_late.stack_id == e->b;
     case ZS_REC_LINES:
         return r->lines.pid == e->pid && r->lines.l->location == e->lines->location &&
                r->lines.l->n == e->lines->n &&

@@ -210,8 +210,8 @@ static void test_sampler_and_off_cpu(void)
         zs_frame f = {(uint64_t)(uintptr_t)zeroes, 0};
         static const int off[] = {0, 1, 1, 0};
         for (int i = 0; i < 4; i++)
-            CHECK(rec_output_sample(o, getpid(), 1000 * (uint64_t)(i + 1), &f, 1, bpf && off[i],
-                                    &err) == 0);
+            CHECK(rec_output_sample(o, getpid(), 1000 * (uint64_t)(i + 1), &f, 1, bpf && off[i], 0,
+                                    NULL, &err) == 0);
         CHECK(rec_output_close(o, 5000, &err) == 0);
         zs_reader *r = zs_reader_open(path, &err);
         CHECK(r != NULL);
