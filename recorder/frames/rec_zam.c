@@ -12,7 +12,7 @@
 /* A Func's bodies beyond this many are not looked at (ZAM coalesces an
  * event's handlers into one body, but not zeek_init's, dozens in Zeek's
  * own scripts, nor an event's whose coalescing failed). */
-enum { MAX_BODIES = 64 };
+enum { MAX_BODIES = 64, MAX_BODY_SLOTS = 4096 };
 
 typedef enum func_kind { F_BUILTIN = 1, F_ZAM, F_OTHER } func_kind;
 
@@ -105,14 +105,18 @@ static void inspect(rec_zam *z, func_entry *e)
         return;
     }
     uint64_t bodies = e->func + (uint64_t)l->func_bodies;
-    if (read_u64(z, bodies + (uint64_t)l->vector_begin, &begin) ||
-        read_u64(z, bodies + (uint64_t)l->vector_end, &end) || end < begin)
+    /* A Func has a few bodies (one per handler of an event); a vector of
+     * more is no Func's (a stale pointer, a process gone): not walked. */
+    if (!l->body_size || read_u64(z, bodies + (uint64_t)l->vector_begin, &begin) ||
+        read_u64(z, bodies + (uint64_t)l->vector_end, &end) || end < begin ||
+        (end - begin) / (uint64_t)l->body_size > MAX_BODY_SLOTS)
         return;
     for (uint64_t at = begin; at + (uint64_t)l->body_size <= end && e->nbodies < MAX_BODIES;
          at += (uint64_t)l->body_size) {
         uint64_t stmts;
-        if (!read_u64(z, at + (uint64_t)l->body_stmts, &stmts) &&
-            zam_body_of(z, stmts, &e->bodies[e->nbodies]))
+        if (read_u64(z, at + (uint64_t)l->body_stmts, &stmts))
+            return; /* unreadable: the rest would be too */
+        if (zam_body_of(z, stmts, &e->bodies[e->nbodies]))
             e->nbodies++;
     }
     if (e->nbodies)
