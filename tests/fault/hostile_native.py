@@ -61,8 +61,12 @@ def garble_unwind_tables(src, dst):
 def record(env, res, label, target, out, extra_env=None, watch=None):
     """Launches target under --native; returns (stderr, samples requested,
     samples written, the target's exit code)."""
-    # -v: the end report's details (the native frames' counts).
-    p = subprocess.Popen([env.record, "-v", "--native", "-r", str(RATE), "-d", str(SECONDS), "-o", out,
+    # -v: the end report's details (the native frames' counts). ptrace: the
+    # unwinder's faults are the same under either sampler, and a launched
+    # target under BPF spends its first stacks in the dynamic loader, so the
+    # crash at stack 100 would leave too few with native frames to count.
+    p = subprocess.Popen([env.record, "--sampler", "ptrace", "-v", "--native", "-r", str(RATE), "-d",
+                          str(SECONDS), "-o", out,
                           "--", target, "--seconds", str(SECONDS + 1), "--quiet"],
                          stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                          env=dict(os.environ, **(extra_env or {})))
