@@ -158,7 +158,8 @@ def main():
     double = os.path.join(a.build, "tests", "target", "zeek-double-8.2-stripped")
     total = a.seconds * 4 + 10
     cmd = a.command or [double, "--seconds", str(int(total)), "--quiet"]
-    target = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A real zeek writes its logs where it runs: in the scratch directory.
+    target = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
     try:
         time.sleep(1)
         base1 = quiet_phase(target.pid, a.seconds)
