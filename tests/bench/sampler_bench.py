@@ -30,6 +30,7 @@ Needs root (ptrace, BPF, the sysctl). A report, not a gate.
 import argparse
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,13 +111,28 @@ def unwound(stderr):
     return tuple(int(g) for g in m.groups()) if m else None
 
 
+def self_timed(stderr):
+    """The BPF sampler's own timing of its parts, from the -v report:
+    {ticks, leaves: (runs, ns)... } or None."""
+    t = re.search(r"bpf: (\d+) on-CPU ticks", stderr)
+    l = re.search(r"bpf: (\d+) switches of a target off its CPU", stderr)
+    m = re.search(r"self-timed: ticks (\d+) ns, leaves (\d+) ns, returns (\d+) ns", stderr)
+    if not (t and l and m):
+        return None
+    ticks, leaves = int(t.group(1)), int(l.group(1))
+    return {"tick": (ticks, int(m.group(1))), "leave": (leaves, int(m.group(2))),
+            "return": (leaves, int(m.group(3)))}
+
+
 def recorded_phase(build, pid, seconds, rate, sampler, tmp, native):
     rec = os.path.join(tmp, "%s.zspy" % sampler)
     cmd = [os.path.join(build, "zeek-spy-record"), "-v", "--sampler", sampler, "-r", str(rate),
            "-p", str(pid), "-o", rec] + ([] if native else ["--no-native"])
     if sampler == "bpf":
         set_bpf_stats(1)
-    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    # The kernel side times its own parts too (a few clock reads a run).
+    env = dict(os.environ, ZEEK_SPY_BPF_SELF_TIMING="1")
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(0.5)  # started (the target inspected): counted from here
     before, cpu0 = task_counters(pid), cpu_s(p.pid)
     time.sleep(seconds)
@@ -135,6 +151,7 @@ def recorded_phase(build, pid, seconds, rate, sampler, tmp, native):
         "progs": progs,
         "held": held_us(err),
         "unwound": unwound(err),
+        "self_timed": self_timed(err) if sampler == "bpf" else None,
     }
 
 
@@ -171,6 +188,7 @@ def main():
         for b in burners:
             b.kill()
             b.wait()
+        shutil.rmtree(tmp, True)
     base = [(x + y) / 2 for x, y in zip(base1, base2)]
     print("sampler_bench: %s, %d Hz, %g s a phase, %s host, %d CPUs; zeek without a recorder: "
           "%.0f switches/s, run-queue wait %.1f ms/s"
@@ -189,6 +207,13 @@ def main():
         uw = "%d/%d" % r["unwound"][:2] if r["unwound"] else "-"
         print("%-7s %8.0f %22.3f %22.1f %18.1f %22s %14.2f %16s %24s"
               % (name, r["samples"], switches, wait, r["cpu_s"] * 1e6 / n, held, bpf_us, uw, progs or "-"))
+    st = runs["bpf"]["self_timed"]
+    if st:
+        # Over the whole recording (the table's columns: its middle seconds).
+        print("bpf, self-timed over the recording: " + ", ".join(
+            "%s %.2f us (%d)" % (part, ns / 1e3 / runs_ if runs_ else 0, runs_)
+            for part, (runs_, ns) in st.items()) +
+            "; a return too short for a tick sends nothing")
 
 
 if __name__ == "__main__":

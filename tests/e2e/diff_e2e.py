@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import record_e2e as e2e  # noqa: E402
@@ -52,7 +51,7 @@ def outermost_shares(convert, rec, work):
 def main():
     build = sys.argv[1]
     convert, gen = os.path.join(build, "zeek-spy-convert"), os.path.join(build, "tests", "zs-gen")
-    work = tempfile.mkdtemp(prefix="zs-e2e-diff.")
+    work = e2e.scratch_dir("zs-e2e-diff.")
     old, new = os.path.join(work, "old.zspy"), os.path.join(work, "new.zspy")
     run([gen, "-o", old, "--samples", "20000", "--stacks", "60", "--seed", "11"])
     run([gen, "-o", new, "--samples", "35000", "--stacks", "60", "--seed", "12"])

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -46,7 +45,7 @@ def received(log):
 def main():
     build = sys.argv[1]
     convert, gen = os.path.join(build, "zeek-spy-convert"), os.path.join(build, "tests", "zs-gen")
-    work = tempfile.mkdtemp(prefix="zs-e2e-push.")
+    work = e2e.scratch_dir("zs-e2e-push.")
     rec = os.path.join(work, "r.zspy")
     run([gen, "-o", rec, "--samples", "5000", "--stacks", "40", "--seed", "3", "--node", "worker-2"])
     local = os.path.join(work, "local.pb.gz")

@@ -13,10 +13,12 @@ launch, attach and normal-priority record script frames only (--no-native):
 their shares are checked against the double's own log of its script
 functions. Native frames, the default, are checked by native_e2e.py.
 """
+import atexit
 import collections
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,6 +55,18 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
+KEEP_ENV = "ZS_TEST_KEEP"
+
+
+def scratch_dir(prefix):
+    """A directory of the test's own, removed when the test exits unless
+    ZS_TEST_KEEP is set (to look at a failure's files)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if not os.environ.get(KEEP_ENV):
+        atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 class Env:
     def __init__(self, build, gen, stripped=False):
         self.build = build
@@ -61,7 +75,7 @@ class Env:
         name = "zeek-double-" + gen + ("-stripped" if stripped else "")
         self.target = os.path.join(build, "tests", "target", name)
         self.stripped = stripped
-        self.tmp = tempfile.mkdtemp(prefix="zs-e2e-")
+        self.tmp = scratch_dir("zs-e2e-")
 
     def path(self, name):
         return os.path.join(self.tmp, name)
