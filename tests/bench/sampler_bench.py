@@ -98,6 +98,42 @@ def held_us(stderr):
     return None
 
 
+SWITCH_PROGRAM = r"""
+tracepoint:sched:sched_switch /args->prev_pid == %d/ {
+    @left = count();
+    if (args->prev_state & 0xc) { @stopped = count(); }
+    if (strncmp(args->next_comm, "zeek-spy", 8) == 0) { @to_zeek_spy = count(); }
+}
+"""
+
+
+class SwitchWatch:
+    """Why zeek's main thread left its CPU, from the scheduler's tracepoint
+    (bpftrace): stopped (a tracer's stop), or for a zeek-spy process that
+    took its CPU. Direct causes, unlike the switch counts: those drown in a
+    real zeek's own variation. Nothing without bpftrace."""
+
+    def __init__(self, pid):
+        self.p = None
+        if not shutil.which("bpftrace"):
+            return
+        if not os.path.exists("/sys/kernel/tracing/events"):
+            subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], check=False)
+        self.p = subprocess.Popen(["bpftrace", "-e", SWITCH_PROGRAM % pid], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        for line in self.p.stdout:  # counting once it says so
+            if line.startswith("Attaching"):
+                break
+
+    def stop(self):
+        if not self.p:
+            return None
+        self.p.send_signal(signal.SIGINT)
+        out, _ = self.p.communicate(timeout=60)
+        counts = {k: int(v) for k, v in re.findall(r"@(\w+): (\d+)", out)}
+        return {k: counts.get(k, 0) for k in ("left", "stopped", "to_zeek_spy")}
+
+
 def quiet_phase(pid, seconds):
     before = task_counters(pid)
     time.sleep(seconds)
@@ -134,9 +170,11 @@ def recorded_phase(build, pid, seconds, rate, sampler, tmp, native):
     env = dict(os.environ, ZEEK_SPY_BPF_SELF_TIMING="1")
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(0.5)  # started (the target inspected): counted from here
+    watch = SwitchWatch(pid)
     before, cpu0 = task_counters(pid), cpu_s(p.pid)
     time.sleep(seconds)
     after, cpu1 = task_counters(pid), cpu_s(p.pid)
+    why = watch.stop()
     progs = bpf_program_stats(p.pid) if sampler == "bpf" else {}
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
@@ -152,6 +190,7 @@ def recorded_phase(build, pid, seconds, rate, sampler, tmp, native):
         "held": held_us(err),
         "unwound": unwound(err),
         "self_timed": self_timed(err) if sampler == "bpf" else None,
+        "why": why,
     }
 
 
@@ -194,9 +233,10 @@ def main():
           "%.0f switches/s, run-queue wait %.1f ms/s"
           % (os.path.basename(cmd[0]), a.rate, a.seconds, "busy (a burner per core)" if a.busy else "quiet",
              os.cpu_count(), base[0] / a.seconds, base[2] / 1e6 / a.seconds))
-    print("%-7s %8s %22s %22s %18s %22s %14s %16s %24s"
-          % ("sampler", "samples", "extra switches/sample", "extra rq wait us/smp", "recorder CPU us/smp",
-             "zeek held p50/p99 us", "BPF us/sample", "unwound/failed", "BPF ns/run (runs)"))
+    print("%-7s %8s %22s %26s %22s %18s %22s %14s %16s %24s"
+          % ("sampler", "samples", "extra switches/sample", "stopped / to zeek-spy /smp", "extra rq wait us/smp",
+             "recorder CPU us/smp", "zeek held p50/p99 us", "BPF us/sample", "unwound/failed",
+             "BPF ns/run (runs)"))
     for name, r in runs.items():
         n = max(r["samples"], 1)
         switches = (r["deltas"][0] - base[0]) / n
@@ -205,8 +245,11 @@ def main():
         progs = ", ".join("%s %.0f (%d)" % (k, t / c if c else 0, c) for k, (t, c) in sorted(r["progs"].items()))
         bpf_us = sum(t for t, _ in r["progs"].values()) / 1e3 / n if r["progs"] else 0
         uw = "%d/%d" % r["unwound"][:2] if r["unwound"] else "-"
-        print("%-7s %8.0f %22.3f %22.1f %18.1f %22s %14.2f %16s %24s"
-              % (name, r["samples"], switches, wait, r["cpu_s"] * 1e6 / n, held, bpf_us, uw, progs or "-"))
+        why = r["why"]
+        why = "%.3f / %.3f" % (why["stopped"] / n, why["to_zeek_spy"] / n) if why else "- (no bpftrace)"
+        print("%-7s %8.0f %22.3f %26s %22.1f %18.1f %22s %14.2f %16s %24s"
+              % (name, r["samples"], switches, why, wait, r["cpu_s"] * 1e6 / n, held, bpf_us, uw,
+                 progs or "-"))
     st = runs["bpf"]["self_timed"]
     if st:
         # Over the whole recording (the table's columns: its middle seconds).
