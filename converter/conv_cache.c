@@ -494,7 +494,7 @@ static int load_meta(sqlite3_stmt *s, conv_meta *m)
     m->torn = (uint64_t)column_i64(s, FIND_TORN);
     const char *view = (const char *)sqlite3_column_text(s, FIND_VIEW);
     m->cpu_view = view && !strcmp(view, "cpu");
-    m->marked = column_i64(s, FIND_MARKED) != 0;
+    m->marked = (int)column_i64(s, FIND_MARKED);
     m->off_cpu = (uint64_t)column_i64(s, FIND_OFF_CPU);
     return 0;
 }
@@ -754,7 +754,7 @@ static int store_recording(conv_cache *c, const char *key, const conv_meta *m, s
     sqlite3_bind_int64(s, REC_UNRESOLVED, (sqlite3_int64)m->unresolved);
     sqlite3_bind_int64(s, REC_TORN, (sqlite3_int64)m->torn);
     sqlite3_bind_text(s, REC_VIEW, m->cpu_view ? "cpu" : "wall", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, REC_MARKED, m->marked != 0);
+    sqlite3_bind_int64(s, REC_MARKED, m->marked);
     sqlite3_bind_int64(s, REC_OFF_CPU, (sqlite3_int64)m->off_cpu);
     int rc = run(c, ST_INSERT_RECORDING);
     *id = sqlite3_last_insert_rowid(c->db);

@@ -49,7 +49,9 @@ static void header(const zs_record *r, FILE *out)
     fputc('\n', out);
     /* Format 7 names it; every recording before was the ptrace sampler's. */
     const char *sampler = zs_kv_get(kv, n, "sampler");
-    fprintf(out, "  sampler: %s\n", sampler ? sampler : "ptrace");
+    const char *off_cpu = zs_kv_get(kv, n, "off_cpu");
+    fprintf(out, "  sampler: %s%s\n", sampler ? sampler : "ptrace",
+            off_cpu && !strcmp(off_cpu, "none") ? ", on-CPU only (--cpu-only)" : "");
 }
 
 static void process(const zs_record *r, FILE *out)

@@ -158,7 +158,9 @@ static int add_comments(build *b, const conv_meta *m)
         return -1;
     b->comments[n++] = c;
     if (m->marked) { /* format 7, a sampler that tells on- from off-CPU */
-        c = m->cpu_view ? intern_fmt(&b->st, "view: on-CPU samples only, %llu off-CPU samples left out",
+        c = m->marked == CONV_MARKED_CPU_ONLY
+                ? intern_fmt(&b->st, "view: on-CPU samples only, recorded with --cpu-only")
+            : m->cpu_view ? intern_fmt(&b->st, "view: on-CPU samples only, %llu off-CPU samples left out",
                                      (unsigned long long)m->off_cpu)
                         : intern_fmt(&b->st, "view: wall-clock, on- and off-CPU samples, %llu off-CPU",
                                      (unsigned long long)m->off_cpu);
@@ -385,7 +387,7 @@ static int build_profile(build *b, const conv_profile *p)
      * BPF) says which view: "wall" when the off-CPU samples are in. The
      * ptrace sampler's samples are wall-clock too, but their profiles keep
      * the type they always had. */
-    const char *time_type = p->meta.marked && !p->meta.cpu_view ? "wall" : "cpu";
+    const char *time_type = p->meta.marked == CONV_MARKED && !p->meta.cpu_view ? "wall" : "cpu";
     int64_t empty = intern(&b->st, ""), samples = intern(&b->st, "samples"),
             count = intern(&b->st, "count"), spent = intern(&b->st, time_type),
             ns = intern(&b->st, "nanoseconds");

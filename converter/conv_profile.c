@@ -356,7 +356,8 @@ static int merge_meta(conv_meta *d, const conv_meta *s, int first)
     d->skipped += s->skipped;
     d->unresolved += s->unresolved;
     d->torn += s->torn;
-    d->marked = first ? s->marked : d->marked && s->marked;
+    /* Marked only if all are; on-CPU only if all are (the enum's order). */
+    d->marked = first || s->marked < d->marked ? s->marked : d->marked;
     d->cpu_view = first ? s->cpu_view : d->cpu_view;
     d->off_cpu += s->off_cpu;
     return 0;

@@ -70,10 +70,17 @@ typedef struct conv_meta {
      * marked (merged: every recording is). off_cpu: of the samples the
      * other filters kept, those taken off the CPU; the wall-clock view
      * counts them in samples, the on-CPU view (cpu_view) leaves them out. */
-    int marked;
+    int marked; /* conv_marked */
     int cpu_view;
     uint64_t off_cpu;
 } conv_meta;
+
+/* conv_meta.marked: how a recording's samples stand to the CPU. */
+enum conv_marked {
+    CONV_UNMARKED = 0,        /* ptrace (or before format 7): wall-clock */
+    CONV_MARKED = 1,          /* each sample on or off the CPU */
+    CONV_MARKED_CPU_ONLY = 2, /* --cpu-only: no off-CPU sample was taken */
+};
 
 typedef struct conv_profile conv_profile;
 struct conv_profile {

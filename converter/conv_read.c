@@ -158,7 +158,11 @@ static int set_header(reading *rd, const zs_record *rec, zs_error *err)
     m->start_wall_ns = wall ? strtoll(wall, NULL, 10) : 0;
     /* Before format 7 every recording was the ptrace sampler's: wall-clock. */
     const char *sampler = zs_kv_get(kv, n, "sampler");
-    rd->marked = m->marked = rd->format_version >= 7 && sampler && strcmp(sampler, "ptrace") != 0;
+    const char *off_cpu = zs_kv_get(kv, n, "off_cpu");
+    rd->marked = m->marked = rd->format_version < 7 || !sampler || !strcmp(sampler, "ptrace")
+                                 ? CONV_UNMARKED
+                             : off_cpu && !strcmp(off_cpu, "none") ? CONV_MARKED_CPU_ONLY
+                                                                  : CONV_MARKED;
     double hz = rate ? strtod(rate, NULL) : 0;
     if (!(hz > 0 && hz <= 1e6))
         return zs_fail(err, ZS_E_CORRUPT, "%s: offset %" PRIu64 ": header has no valid rate_hz",

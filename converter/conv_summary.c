@@ -135,7 +135,9 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
             m->host ? m->host : "?", m->recorder_version ? m->recorder_version : "?");
     /* Samples marked on or off the CPU (format 7, BPF): which of them this
      * is of. The ptrace sampler's are all wall-clock: nothing to say. */
-    if (m->marked && m->cpu_view)
+    if (m->marked == CONV_MARKED_CPU_ONLY)
+        fprintf(out, "on-CPU samples only: recorded with --cpu-only, no off-CPU samples taken\n");
+    else if (m->marked && m->cpu_view)
         fprintf(out, "on-CPU view: on-CPU samples only; %llu off-CPU samples left out\n",
                 (unsigned long long)m->off_cpu);
     else if (m->marked)

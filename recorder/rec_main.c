@@ -40,6 +40,9 @@ static void usage(FILE *out)
             "      --sampler KIND     auto (the default: bpf where it can run, else ptrace,\n"
             "                         with a note saying why), bpf (in the kernel, zeek never\n"
             "                         stopped) or ptrace (stops zeek for each sample)\n"
+            "      --cpu-only         bpf: sample zeek only while it runs on a CPU: no\n"
+            "                         off-CPU samples, no program on the host's context\n"
+            "                         switches (the lowest cost; the profile is CPU time)\n"
             "      --nonblocking      ptrace without stopping the target, script frames only\n"
             "                         (reads may be torn; they are detected and discarded)\n"
             "      --no-realtime      do not raise the recorder to SCHED_FIFO priority\n"
@@ -88,7 +91,7 @@ static int add_pid(rec_options *o, size_t *pids_cap, const char *s, zs_error *er
 enum long_option {
     OPT_STATS = 256, OPT_NONBLOCKING, OPT_NO_REALTIME, OPT_LAYOUT, OPT_NO_DWARF, OPT_PRINT_LAYOUT,
     OPT_ALL, OPT_ROTATE, OPT_ROTATE_SIZE, OPT_MAX_SIZE, OPT_NO_FOLLOW_CPU, OPT_DUMP, OPT_TOP,
-    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE, OPT_SCAN_EVERY, OPT_SAMPLER,
+    OPT_TOP_WINDOW, OPT_NATIVE, OPT_NO_NATIVE, OPT_SCAN_EVERY, OPT_SAMPLER, OPT_CPU_ONLY,
 };
 
 typedef struct cli {
@@ -120,6 +123,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         {"native", no_argument, 0, OPT_NATIVE},        {"no-native", no_argument, 0, OPT_NO_NATIVE},
         {"scan-every", required_argument, 0, OPT_SCAN_EVERY},
         {"sampler", required_argument, 0, OPT_SAMPLER},
+        {"cpu-only", no_argument, 0, OPT_CPU_ONLY},
         {0, 0, 0, 0}};
     rec_options *o = &c->rec;
     o->rate_hz = 100;
@@ -140,6 +144,7 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
         case OPT_SCAN_EVERY: if (zs_parse_number("--scan-every", optarg, 0.05, 3600, &o->scan_every_s, err)) return -1; break;
         case OPT_NONBLOCKING: o->nonblocking = 1; break;
         case OPT_SAMPLER: if (parse_sampler(optarg, &o->sampler, err)) return -1; break;
+        case OPT_CPU_ONLY: o->cpu_only = 1; break;
         case OPT_NO_REALTIME: o->no_realtime = 1; break;
         case OPT_LAYOUT:
             if (zs_layout_load(optarg, &c->forced, err))
@@ -178,6 +183,13 @@ static int parse_args(int argc, char **argv, cli *c, zs_error *err)
     if (o->sampler == REC_SAMPLER_BPF && o->nonblocking)
         return zs_fail(err, ZS_E_USAGE, "--nonblocking is a mode of the ptrace sampler: give "
                        "--sampler ptrace, or drop --nonblocking (the BPF sampler never stops zeek)");
+    /* Only the kernel's ticks tell on-CPU time apart: ptrace samples wall
+     * time. No fallback then: the operator asked for the cheap sampler. */
+    if (o->cpu_only && (o->sampler == REC_SAMPLER_PTRACE || o->nonblocking))
+        return zs_fail(err, ZS_E_USAGE, "--cpu-only needs the BPF sampler (the ptrace sampler "
+                       "samples wall-clock time): drop --sampler ptrace and --nonblocking");
+    if (o->cpu_only)
+        o->sampler = REC_SAMPLER_BPF;
     /* --nonblocking is the ptrace sampler's mode (where BPF cannot run). */
     if (o->nonblocking)
         o->sampler = REC_SAMPLER_PTRACE;

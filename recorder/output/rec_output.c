@@ -110,8 +110,10 @@ static int write_header(rec_output *o, zs_error *err)
         {"session_id", o->session_id},             {"part", part},
         {"mode", o->c.nonblocking ? "nonblocking" : o->c.sampler ? o->c.sampler : "ptrace"},
         {"sampler", o->c.sampler ? o->c.sampler : "ptrace"},
+        {"off_cpu", "none"}, /* last: only with cpu_only */
     };
-    return zs_writer_header(o->writer, kv, sizeof kv / sizeof kv[0], err);
+    size_t n = sizeof kv / sizeof kv[0] - !o->c.cpu_only;
+    return zs_writer_header(o->writer, kv, n, err);
 }
 
 static int write_process(rec_output *o, const rec_target *t, zs_error *err)

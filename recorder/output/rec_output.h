@@ -26,6 +26,7 @@ typedef struct rec_output_config {
                                 output): "ptrace" (NULL: it) or "bpf". Only the
                                 samples of a sampler other than ptrace are read as
                                 marked on or off the CPU (rec_output_sample) */
+    int cpu_only;            /* BPF without off-CPU samples: the header says so */
 } rec_output_config;
 
 typedef struct rec_output rec_output;

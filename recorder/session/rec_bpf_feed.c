@@ -26,13 +26,16 @@ int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *er
      * a target's leaves and returns), shown by -v. Not an option: it adds
      * clock reads to every run. */
     unsigned flags = getenv(BPF_SELF_TIMING_ENV) ? REC_BPF_SELF_TIMING : 0;
+    if (o->cpu_only)
+        flags |= REC_BPF_NO_OFFCPU;
     o->bpf = rec_bpf_open((unsigned)(o->rate_hz + 0.5), flags, &why);
     if (o->bpf) {
         o->sampler = REC_SAMPLER_BPF;
         return 0;
     }
     if (o->sampler == REC_SAMPLER_BPF)
-        return zs_fail(err, why.code, "--sampler bpf: %s", why.detail);
+        return zs_fail(err, why.code, "%s: %s", o->cpu_only ? "--cpu-only" : "--sampler bpf",
+                       why.detail);
     o->sampler = REC_SAMPLER_PTRACE;
     snprintf(note, note_len, "sampling with ptrace: the BPF sampler cannot run here: %s",
              why.detail);
@@ -141,16 +144,20 @@ int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
     for (unsigned k = 0; k < REC_BPF_BAD__COUNT; k++)
         failed += c[REC_BPF_C_BAD + k];
     if (!detail) {
-        snprintf(buf, len, "sampler: bpf: %" PRIu64 " on-CPU ticks, %" PRIu64 " off-CPU samples "
-                 "standing for %" PRIu64 " ticks; %" PRIu64 " reads failed (a page not in memory: "
-                 "counted, not guessed), %" PRIu64 " records lost to a full ring%s",
-                 c[REC_BPF_C_TICKS], c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT], failed,
-                 c[REC_BPF_C_RING_FULL],
+        char off[96] = " (on-CPU only: --cpu-only)";
+        if (!s->o->cpu_only)
+            snprintf(off, sizeof off, ", %" PRIu64 " off-CPU samples standing for %" PRIu64 " ticks",
+                     c[REC_BPF_C_OFFCPU], c[REC_BPF_C_OFFCPU_WEIGHT]);
+        snprintf(buf, len, "sampler: bpf: %" PRIu64 " on-CPU ticks%s; %" PRIu64 " reads failed (a "
+                 "page not in memory: counted, not guessed), %" PRIu64 " records lost to a full "
+                 "ring%s", c[REC_BPF_C_TICKS], off, failed, c[REC_BPF_C_RING_FULL],
                  s->bpf_poll_errors ? "; the ring buffer could not be read at times" : "");
         return failed || c[REC_BPF_C_RING_FULL] || s->bpf_poll_errors;
     }
-    size_t at = (size_t)snprintf(buf, len, "sampler: bpf: %" PRIu64 " switches of a target off its "
-                                 "CPU; failed reads by kind:", c[REC_BPF_C_LEAVES]);
+    size_t at = s->o->cpu_only
+                    ? (size_t)snprintf(buf, len, "sampler: bpf: failed reads by kind:")
+                    : (size_t)snprintf(buf, len, "sampler: bpf: %" PRIu64 " switches of a target off "
+                                       "its CPU; failed reads by kind:", c[REC_BPF_C_LEAVES]);
     for (unsigned k = 0; k < REC_BPF_BAD__COUNT && at < len; k++)
         at += (size_t)snprintf(buf + at, len - at, " %s %" PRIu64,
                                rec_bpf_counter_name(REC_BPF_C_BAD + k), c[REC_BPF_C_BAD + k]);

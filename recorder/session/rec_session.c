@@ -249,6 +249,7 @@ int rec_session_run(const rec_options *o, zs_error *err)
         .path = o->output ? o->output : rec_top_scratch_path(s.top), .rate_hz = o->rate_hz, .nonblocking = o->nonblocking,
         .rotate_bytes = o->rotate_bytes, .rotate_seconds = o->rotate_seconds,
         .max_bytes = o->max_bytes, .sampler = o->bpf ? "bpf" : "ptrace",
+        .cpu_only = o->bpf && o->cpu_only,
     };
     owner_from_sudo(&oc);
     s.start_ns = rec_now_ns();
@@ -269,7 +270,8 @@ int rec_session_run(const rec_options *o, zs_error *err)
     }
     rec_say(&s, "sampling %zu process%s at %g Hz into %s%s", s.active, s.active == 1 ? "" : "es",
         o->rate_hz, rec_output_path(s.out),
-        o->bpf ? " with the BPF sampler (zeek never stopped)" : "");
+        !o->bpf ? "" : o->cpu_only ? " with the BPF sampler, on-CPU time only (zeek never stopped)"
+                                   : " with the BPF sampler (zeek never stopped)");
     if (rec_output_tick(s.out, rec_now_ns(), 0, 0, err))
         goto out;
     if (!o->bpf) /* zeek never waits for the recorder: nothing to hurry */

@@ -42,6 +42,7 @@ typedef struct rec_options {
     unsigned top_window_s;   /* its "last N seconds" */
     rec_layout_choice layout;
     rec_sampler_kind sampler;
+    int cpu_only;            /* --cpu-only: BPF ticks only, no off-CPU samples */
     struct rec_bpf *bpf;     /* the BPF sampler, loaded (rec_sampler_choose), or NULL */
 } rec_options;
 

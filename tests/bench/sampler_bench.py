@@ -15,11 +15,13 @@ VM's noise):
   sched_switch program how many switches of the whole host it saw;
 - the recorder's CPU (user + system, once it runs) per sample.
 
-    sampler_bench.py BUILD_DIR [--seconds S] [--rate HZ] [--busy] [--no-native] [-- ZEEK COMMAND...]
+    sampler_bench.py BUILD_DIR [--seconds S] [--rate HZ] [--busy] [--no-native] [--cpu-only]
+                     [-- ZEEK COMMAND...]
 
 Both samplers take native frames (the default) unless --no-native; the BPF
 time a sample is every program's run time (ticks, leaves, returns, and
 the sched_switch program's runs for other tasks) over the samples.
+--cpu-only adds a third phase: the BPF sampler with --cpu-only (ticks only).
 
 Default target: the test double of Zeek 8.2, stripped, free to move
 between CPUs. --busy runs one CPU burner per core throughout. A real zeek:
@@ -160,10 +162,13 @@ def self_timed(stderr):
             "return": (leaves, int(m.group(3)))}
 
 
-def recorded_phase(build, pid, seconds, rate, sampler, tmp, native):
-    rec = os.path.join(tmp, "%s.zspy" % sampler)
+def recorded_phase(build, pid, seconds, rate, phase, tmp, native):
+    """phase: ptrace, bpf or bpf-cpu-only (--cpu-only)."""
+    sampler = "ptrace" if phase == "ptrace" else "bpf"
+    rec = os.path.join(tmp, "%s.zspy" % phase)
     cmd = [os.path.join(build, "zeek-spy-record"), "-v", "--sampler", sampler, "-r", str(rate),
-           "-p", str(pid), "-o", rec] + ([] if native else ["--no-native"])
+           "-p", str(pid), "-o", rec] + ([] if native else ["--no-native"]) + \
+        (["--cpu-only"] if phase == "bpf-cpu-only" else [])
     if sampler == "bpf":
         set_bpf_stats(1)
     # The kernel side times its own parts too (a few clock reads a run).
@@ -201,6 +206,7 @@ def main():
     ap.add_argument("--rate", type=int, default=100)
     ap.add_argument("--busy", action="store_true")
     ap.add_argument("--no-native", action="store_true", help="script frames only")
+    ap.add_argument("--cpu-only", action="store_true", help="a third phase: bpf --cpu-only")
     argv = sys.argv[1:]
     command = argv[argv.index("--") + 1:] if "--" in argv else []
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -219,7 +225,8 @@ def main():
     try:
         time.sleep(1)
         base1 = quiet_phase(target.pid, a.seconds)
-        runs = {s: recorded_phase(a.build, target.pid, a.seconds, a.rate, s, tmp, not a.no_native) for s in ("ptrace", "bpf")}
+        runs = {s: recorded_phase(a.build, target.pid, a.seconds, a.rate, s, tmp, not a.no_native) 
+                for s in ("ptrace", "bpf") + (("bpf-cpu-only",) if a.cpu_only else ())}
         base2 = quiet_phase(target.pid, a.seconds)
     finally:
         target.kill()
@@ -233,7 +240,7 @@ def main():
           "%.0f switches/s, run-queue wait %.1f ms/s"
           % (os.path.basename(cmd[0]), a.rate, a.seconds, "busy (a burner per core)" if a.busy else "quiet",
              os.cpu_count(), base[0] / a.seconds, base[2] / 1e6 / a.seconds))
-    print("%-7s %8s %22s %26s %22s %18s %22s %14s %16s %24s"
+    print("%-12s %8s %22s %26s %22s %18s %22s %14s %16s %24s"
           % ("sampler", "samples", "extra switches/sample", "stopped / to zeek-spy /smp", "extra rq wait us/smp",
              "recorder CPU us/smp", "zeek held p50/p99 us", "BPF us/sample", "unwound/failed",
              "BPF ns/run (runs)"))
@@ -247,7 +254,7 @@ def main():
         uw = "%d/%d" % r["unwound"][:2] if r["unwound"] else "-"
         why = r["why"]
         why = "%.3f / %.3f" % (why["stopped"] / n, why["to_zeek_spy"] / n) if why else "- (no bpftrace)"
-        print("%-7s %8.0f %22.3f %26s %22.1f %18.1f %22s %14.2f %16s %24s"
+        print("%-12s %8.0f %22.3f %26s %22.1f %18.1f %22s %14.2f %16s %24s"
               % (name, r["samples"], switches, why, wait, r["cpu_s"] * 1e6 / n, held, bpf_us, uw,
                  progs or "-"))
     st = runs["bpf"]["self_timed"]

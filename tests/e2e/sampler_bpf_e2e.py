@@ -8,6 +8,7 @@ taken in the kernel, the target never stopped nor traced.
     sampler_bpf_e2e.py BUILD_DIR launch GEN               # -- COMMAND
     sampler_bpf_e2e.py BUILD_DIR kill                     # SIGKILL mid-recording
     sampler_bpf_e2e.py BUILD_DIR choice                   # bpf refused, auto falls back
+    sampler_bpf_e2e.py BUILD_DIR cpu-only                 # --cpu-only: ticks only
 
 Exit 77 (skipped) where the BPF sampler cannot run, with the reason.
 """
@@ -403,6 +404,51 @@ def test_choice(env):
           "sampled with BPF")
 
 
+def thread_cpu_ns(pid):
+    with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
+        return int(f.read().split()[0])
+
+
+def test_cpu_only(env):
+    """--cpu-only: one program (the tick), none on the host's switches;
+    samples for the target's CPU time only (the double idles between
+    connections), said so by the recorder and the converter. With ptrace:
+    refused in one line."""
+    r = e2e.run([env.record, "--cpu-only", "--sampler", "ptrace", "-p", "1", "-o", env.path("no.zspy")])
+    if r.returncode != 2 or len(r.stderr.strip().splitlines()) != 1 or "--cpu-only" not in r.stderr:
+        fail("--cpu-only --sampler ptrace: want one usage line, got exit %d: %s" % (r.returncode, r.stderr))
+    seconds = 4
+    target = subprocess.Popen([env.target, "--seconds", "10", "--quiet"], stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    rec = env.path("cpu.zspy")
+    cpu0 = thread_cpu_ns(target.pid)
+    rc, err, ids = run_watched([env.record, "-v", "--cpu-only", "--no-native", "-r", str(RATE_HZ), "-p",
+                                str(target.pid), "-d", str(seconds), "-o", rec], [target.pid])
+    cpu_s = (thread_cpu_ns(target.pid) - cpu0) / 1e9
+    target.kill()
+    target.wait()
+    if rc != 0 or "on-CPU time only" not in err:
+        fail("--cpu-only: want a BPF recording that says on-CPU only, got exit %d" % rc)
+    programs = {i for what, i in ids if what == "prog"}
+    if len(programs) != 1:
+        fail("--cpu-only: the recorder held %d BPF programs, want only the tick" % len(programs))
+    assert_released(ids, "after --cpu-only")
+    s = e2e.run([env.convert, "--no-cache", "-f", "summary", "-o", "-", rec])
+    m = re.search(r"(\d+) samples over ([\d.]+) s", s.stdout)
+    if s.returncode != 0 or not m or "recorded with --cpu-only" not in s.stdout:
+        fail("summary of a --cpu-only recording: %s%s" % (s.stdout[:400], s.stderr))
+    samples, wall_s = int(m.group(1)), float(m.group(2))
+    # The thread's CPU time was read around the whole recorder run (its
+    # start included), the ticks come from its CPU time while sampled.
+    ratio = samples / (cpu_s * RATE_HZ)
+    print("  %d samples for %.2f s of the target's CPU (x%.2f) in %.2f s of wall time"
+          % (samples, cpu_s, ratio, wall_s))
+    if not 0.8 <= ratio <= 1.05:
+        fail("--cpu-only: %d samples for %.2f s of CPU at %d Hz" % (samples, cpu_s, RATE_HZ))
+    if cpu_s > 0.95 * wall_s:
+        fail("the double did not idle (%.2f s of CPU in %.2f s): the test shows nothing" % (cpu_s, wall_s))
+
+
 def main():
     build, test = sys.argv[1], sys.argv[2]
     gen = sys.argv[3] if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else "8.0"
@@ -412,7 +458,7 @@ def main():
     skip_unless_bpf(env)
     chosen = {"attach": test_attach, "compare": test_compare, "launch": test_launch,
               "all": test_all, "kill": test_kill, "choice": test_choice,
-              "native": test_native}[test]
+              "native": test_native, "cpu-only": test_cpu_only}[test]
     for attempt in (1, 2):
         try:
             chosen(env)
