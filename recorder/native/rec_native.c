@@ -56,6 +56,8 @@ struct rec_native {
     size_t nlines, lines_cap;
     uint64_t last_refresh_ns;
     unsigned refreshes;
+    uint64_t started_ns;
+    uint64_t files_hash; /* of the file-backed maps lines the unwinder has */
     unsigned outstanding; /* unwinds asked for, not answered yet */
     uint64_t asked_ns;    /* when the oldest of them was asked for */
     uint64_t truncated;
@@ -176,6 +178,19 @@ static int seen_before(char **paths, size_t n, const char *path)
 
 /* Sends the target's modules: each file once, then /proc/PID/maps, then
  * the vdso. The unwinder reads nothing of the target by itself. */
+/* FNV-1a over a maps line that names a file: what changes when a library
+ * or plugin is mapped, not when the heap grows. */
+static uint64_t hash_file_line(uint64_t h, const char *line, size_t len, const char *path)
+{
+    if (path[0] != '/')
+        return h;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)line[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+
 static int send_modules(rec_native *n)
 {
     char path[64];
@@ -187,7 +202,7 @@ static int send_modules(rec_native *n)
      * its tail would pass for a line of its own. */
     char *text = NULL, **paths = NULL, *line = NULL;
     size_t len = 0, text_cap = 0, npaths = 0, paths_cap = 0, line_cap = 0;
-    uint64_t vdso_start = 0, vdso_end = 0;
+    uint64_t vdso_start = 0, vdso_end = 0, files_hash = FNV_OFFSET;
     int rc = 0;
     ssize_t got;
     while (rc == 0 && (got = getline(&line, &line_cap, f)) > 0) {
@@ -203,6 +218,7 @@ static int send_modules(rec_native *n)
         if (zs_maps_parse(line, strlen(line), &m))
             continue;
         const char *name = m.path; /* runs to the line's end: a string */
+        files_hash = hash_file_line(files_hash, line, strlen(line), name);
         if (strcmp(name, "[vdso]") == 0) {
             vdso_start = m.start;
             vdso_end = m.end;
@@ -240,7 +256,42 @@ static int send_modules(rec_native *n)
             close(vdso);
     }
     n->last_refresh_ns = rec_now_ns();
+    n->files_hash = files_hash;
     return rc;
+}
+
+/* The file-backed lines of the target's maps, hashed as send_modules
+ * hashes them; 0 when they cannot be read. */
+static uint64_t files_hash_now(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    uint64_t h = FNV_OFFSET;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        zs_maps_line m;
+        if (zs_maps_parse(line, strlen(line), &m) == 0)
+            h = hash_file_line(h, line, strlen(line), m.path);
+    }
+    free(line);
+    fclose(f);
+    return h;
+}
+
+int rec_native_follow_modules(rec_native *n, uint64_t now_ns)
+{
+    if (n->sock < 0 || n->copier || now_ns - n->started_ns > REC_NATIVE_FOLLOW_MODULES_NS)
+        return 0;
+    uint64_t h = files_hash_now(n->pid);
+    if (!h || h == n->files_hash)
+        return 0;
+    return send_modules(n) == 0 ? 1 : -1;
 }
 
 /* A launched zeek maps its libraries in its first milliseconds: the first
@@ -270,6 +321,7 @@ rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err)
         return NULL;
     }
     n->pid = pid;
+    n->started_ns = rec_now_ns();
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         zs_fail(err, ZS_E_IO, "pid %d: native frames: socketpair: %s", (int)pid, strerror(errno));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rec_clock.h"
 #include "session/rec_session_priv.h"
 
 #ifdef ZS_HAVE_BPF
@@ -122,10 +123,24 @@ static void follow_stack_bases(session *s)
     }
 }
 
+/* A poll hands the unwinder a whole batch of stacks at once: in a launched
+ * zeek's first seconds, the libraries its loader has mapped since are
+ * told to it first. */
+static void follow_modules(session *s)
+{
+    uint64_t now = rec_now_ns();
+    for (size_t i = 0; i < s->nslots; i++) {
+        slot *sl = s->slots[i];
+        if (sl->active && sl->native)
+            rec_native_follow_modules(sl->native, now);
+    }
+}
+
 int rec_bpf_feed_poll(session *s, zs_error *err)
 {
     struct feed f = {s, err};
     err->code = ZS_OK;
+    follow_modules(s);
     if (rec_bpf_poll(s->o->bpf, take_record, &f) < 0) {
         if (err->code != ZS_OK) /* a write failed: the recording stops */
             return -1;
