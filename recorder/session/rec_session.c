@@ -49,6 +49,9 @@ static int fork_waiting_child(session *s, slot *sl, int *go, zs_error *err)
         close(fds[1]);
         close(said[0]);
         rec_signals_reset_for_exec();
+        /* zeek is scheduled as it would be without us (see yield_to_zeek) */
+        struct sched_param normal = {.sched_priority = 0};
+        sched_setscheduler(0, SCHED_OTHER, &normal);
         if (read(fds[0], &c, 1) != 1)
             _exit(127);
         execvp(s->o->command[0], s->o->command);
@@ -197,6 +200,18 @@ static void raise_priority(session *s)
             strerror(errno));
 }
 
+/* The BPF sampler's records wait in the kernel's ring: the recorder need
+ * not run the moment it wakes. SCHED_BATCH keeps its wake-ups (and its
+ * unwinders', forked after this) from preempting the task on that CPU,
+ * zeek on a busy host; it still gets its fair share. */
+static void yield_to_zeek(const session *s)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    if (sched_setscheduler(0, SCHED_BATCH, &sp) != 0 && s->o->verbose)
+        rec_say(s, "note: cannot switch to SCHED_BATCH (%s): the recorder's wake-ups may preempt "
+                "zeek", strerror(errno));
+}
+
 static void owner_from_sudo(rec_output_config *c)
 {
     const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
@@ -241,6 +256,8 @@ int rec_session_run(const rec_options *o, zs_error *err)
     int rc = -1, go = -1, sampling = 0;
     sched_getaffinity(0, sizeof s.home, &s.home);
     s.follow_cpu = !o->nonblocking && !o->bpf && !o->no_follow_cpu;
+    if (o->bpf)
+        yield_to_zeek(&s);
     if (prepare_targets(&s, &go, err) || rec_signals_stop_requested())
         goto out;
     if (o->top && !(s.top = rec_top_new(o->top_window_s, !o->output, o->quiet, err)))

@@ -96,9 +96,12 @@ int rec_sandbox_enter(const rec_sandbox_limits *lim, const int *keep, int nkeep)
     /* Dies with the recorder. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         return -1;
-    /* The recorder may run SCHED_FIFO: a parser must not. */
+    /* The recorder may run SCHED_FIFO: a parser must not. (Under the BPF
+     * sampler it runs SCHED_BATCH, which the child keeps.) */
+    int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
     struct sched_param normal = {0};
-    sched_setscheduler(0, SCHED_OTHER, &normal);
+    if (policy == SCHED_FIFO || policy == SCHED_RR)
+        sched_setscheduler(0, SCHED_OTHER, &normal);
     setpriority(PRIO_PROCESS, 0, lim->nice);
 
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);

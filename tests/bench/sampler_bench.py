@@ -104,16 +104,18 @@ SWITCH_PROGRAM = r"""
 tracepoint:sched:sched_switch /args->prev_pid == %d/ {
     @left = count();
     if (args->prev_state & 0xc) { @stopped = count(); }
-    if (strncmp(args->next_comm, "zeek-spy", 8) == 0) { @to_zeek_spy = count(); }
+    if (args->prev_state == 0 && strncmp(args->next_comm, "zeek-spy", 8) == 0) { @to_zeek_spy = count(); }
 }
 """
 
 
 class SwitchWatch:
     """Why zeek's main thread left its CPU, from the scheduler's tracepoint
-    (bpftrace): stopped (a tracer's stop), or for a zeek-spy process that
-    took its CPU. Direct causes, unlike the switch counts: those drown in a
-    real zeek's own variation. Nothing without bpftrace."""
+    (bpftrace): stopped (a tracer's stop), or preempted (still runnable) by
+    a zeek-spy process. Direct causes, unlike the switch counts: those drown
+    in a real zeek's own variation. A zeek that blocks on its own and a
+    zeek-spy process that runs next is not counted. Nothing without
+    bpftrace."""
 
     def __init__(self, pid):
         self.p = None
@@ -241,7 +243,7 @@ def main():
           % (os.path.basename(cmd[0]), a.rate, a.seconds, "busy (a burner per core)" if a.busy else "quiet",
              os.cpu_count(), base[0] / a.seconds, base[2] / 1e6 / a.seconds))
     print("%-12s %8s %22s %26s %22s %18s %22s %14s %16s %24s"
-          % ("sampler", "samples", "extra switches/sample", "stopped / to zeek-spy /smp", "extra rq wait us/smp",
+          % ("sampler", "samples", "extra switches/sample", "stopped / preempted by zs /smp", "extra rq wait us/smp",
              "recorder CPU us/smp", "zeek held p50/p99 us", "BPF us/sample", "unwound/failed",
              "BPF ns/run (runs)"))
     for name, r in runs.items():
