@@ -176,10 +176,10 @@ static int seen_before(char **paths, size_t n, const char *path)
     return 0;
 }
 
-/* Sends the target's modules: each file once, then /proc/PID/maps, then
- * the vdso. The unwinder reads nothing of the target by itself. */
 /* FNV-1a over a maps line that names a file: what changes when a library
  * or plugin is mapped, not when the heap grows. */
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+
 static uint64_t hash_file_line(uint64_t h, const char *line, size_t len, const char *path)
 {
     if (path[0] != '/')
@@ -189,8 +189,8 @@ static uint64_t hash_file_line(uint64_t h, const char *line, size_t len, const c
     return h;
 }
 
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-
+/* Sends the target's modules: each file once, then /proc/PID/maps, then
+ * the vdso. The unwinder reads nothing of the target by itself. */
 static int send_modules(rec_native *n)
 {
     char path[64];
