@@ -1,6 +1,7 @@
 #include "native/rec_native.h"
 #include "base/rec_constants.h"
 #include "zs_grow.h"
+#include "zs_intern.h"
 #include "zs_maps.h"
 
 #include "base/rec_clock.h"
@@ -176,17 +177,11 @@ static int seen_before(char **paths, size_t n, const char *path)
     return 0;
 }
 
-/* FNV-1a over a maps line that names a file: what changes when a library
- * or plugin is mapped, not when the heap grows. */
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-
+/* A maps line that names a file, into the hash: what changes when a
+ * library or plugin is mapped, not when the heap grows. */
 static uint64_t hash_file_line(uint64_t h, const char *line, size_t len, const char *path)
 {
-    if (path[0] != '/')
-        return h;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)line[i]) * 0x100000001b3ULL;
-    return h;
+    return path[0] == '/' ? zs_fnv1a(h, line, len) : h;
 }
 
 /* Sends the target's modules: each file once, then /proc/PID/maps, then
@@ -202,7 +197,7 @@ static int send_modules(rec_native *n)
      * its tail would pass for a line of its own. */
     char *text = NULL, **paths = NULL, *line = NULL;
     size_t len = 0, text_cap = 0, npaths = 0, paths_cap = 0, line_cap = 0;
-    uint64_t vdso_start = 0, vdso_end = 0, files_hash = FNV_OFFSET;
+    uint64_t vdso_start = 0, vdso_end = 0, files_hash = ZS_FNV_SEED;
     int rc = 0;
     ssize_t got;
     while (rc == 0 && (got = getline(&line, &line_cap, f)) > 0) {
@@ -271,7 +266,7 @@ static uint64_t files_hash_now(pid_t pid)
         return 0;
     char *line = NULL;
     size_t cap = 0;
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = ZS_FNV_SEED;
     ssize_t got;
     while ((got = getline(&line, &cap, f)) > 0) {
         line[strcspn(line, "\n")] = '\0';

@@ -101,7 +101,7 @@ typedef struct slot {
     unsigned unsent_at;
     int said_native_broken;
     pending_sample pending[REC_PENDING_SAMPLES]; /* a ring, oldest at pending_head */
-    unsigned pending_head, npending, nunwinds; /* unwinds out: of the ring's samples, and dropped */
+    unsigned pending_head, npending, nunwinds; /* unwinds out: of the ring's samples, and late */
     /* Of the unwinds out, the oldest: their samples written, their native
      * frames to follow (a ring; at most REC_UNWINDS_OUT, as unwinds out). */
     late_sample late[REC_UNWINDS_OUT];
