@@ -19,8 +19,8 @@
 
 #include "zs_sampler.skel.h"
 
-_Static_assert(sizeof(rec_bpf_event) == 304, "rec_bpf_event is laid out alike on both sides");
-_Static_assert(sizeof(rec_bpf_params) == 64, "rec_bpf_params is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_event) == 296, "rec_bpf_event is laid out alike on both sides");
+_Static_assert(sizeof(rec_bpf_params) == 56, "rec_bpf_params is laid out alike on both sides");
 _Static_assert(sizeof(rec_bpf_target) == 88, "rec_bpf_target is laid out alike on both sides");
 _Static_assert((int)REC_BPF_MODEL_FRAME_STACK == (int)ZS_MODEL_FRAME_STACK &&
                    (int)REC_BPF_MODEL_CALLINFO_FRAME == (int)ZS_MODEL_CALLINFO_FRAME,
@@ -34,6 +34,7 @@ enum {
 
 typedef struct target {
     pid_t tid;
+    uint32_t slot;         /* in zs_slots: the perf event's cookie */
     rec_bpf_target value; /* as in the targets map */
     int perf_fd;           /* the link closes it */
     struct bpf_link *link;
@@ -46,6 +47,7 @@ struct rec_bpf {
     int ncpus;
     target targets[MAX_TARGETS];
     size_t ntargets;
+    uint8_t slot_used[MAX_TARGETS];
     uint64_t malformed;
     /* The poll under way. */
     rec_bpf_cb cb;
@@ -95,7 +97,6 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_STACK_SHORT] = "stack_short",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
-    [REC_BPF_C_BAD + REC_BPF_BAD_NETWORK_TIME] = "bad_network_time",
     [REC_BPF_C_BAD + REC_BPF_BAD_SHAPE] = "bad_shape",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALLINFO] = "bad_callinfo",
     [REC_BPF_C_BAD + REC_BPF_BAD_FS_TOP] = "bad_fs_top",
@@ -264,6 +265,8 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
         goto fail;
     }
     bpf_map__set_max_entries(b->skel->maps.zs_targets, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_slots, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_counters, (uint32_t)b->ncpus);
     bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
     bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
@@ -315,10 +318,24 @@ static void refilter(rec_bpf *b)
         __atomic_store_n(&b->skel->bss->zs_tid_filter[w], want[w], __ATOMIC_RELEASE);
 }
 
+/* A target's value in both maps: by tid, and in its slot. */
+static int put_target(rec_bpf *b, const target *t, uint64_t flags)
+{
+    uint32_t key = (uint32_t)t->tid;
+    if (bpf_map__update_elem(b->skel->maps.zs_targets, &key, sizeof key, &t->value, sizeof t->value, flags))
+        return -1;
+    return bpf_map__update_elem(b->skel->maps.zs_slots, &t->slot, sizeof t->slot, &t->value,
+                                sizeof t->value, BPF_ANY);
+}
+
 static void forget(rec_bpf *b, target *t)
 {
     uint32_t key = (uint32_t)t->tid;
+    rec_bpf_target none;
+    memset(&none, 0, sizeof none); /* a slot's tid 0 is no thread's */
     bpf_link__destroy(t->link);
+    bpf_map__update_elem(b->skel->maps.zs_slots, &t->slot, sizeof t->slot, &none, sizeof none, BPF_ANY);
+    b->slot_used[t->slot] = 0;
     bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
     bpf_map__delete_elem(b->skel->maps.zs_offcpu, &key, sizeof key, 0);
     *t = b->targets[--b->ntargets];
@@ -365,7 +382,6 @@ int rec_bpf_params_of(const rec_target *t, size_t max_frames, rec_bpf_params *ou
     out->model = (uint32_t)l->model;
     out->call_stack = t->call_stack;
     out->frame_stack = l->model == ZS_MODEL_FRAME_STACK ? t->frame_stack : 0;
-    out->network_time = t->network_time;
     out->vector_begin = l->vector_begin;
     out->callinfo_size = l->callinfo_size;
     out->callinfo_frame = l->model == ZS_MODEL_CALLINFO_FRAME ? l->callinfo_frame : 0;
@@ -442,24 +458,34 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     if (b->ntargets == MAX_TARGETS)
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: %d threads at most", MAX_TARGETS);
 
-    uint32_t key = (uint32_t)tid;
+    uint32_t key = (uint32_t)tid, slot = 0;
+    while (b->slot_used[slot]) /* ntargets < MAX_TARGETS: one is free */
+        slot++;
+    value.tid = (uint32_t)tid;
+    target *t = &b->targets[b->ntargets];
+    t->tid = tid;
+    t->slot = slot;
+    t->value = value;
+    t->link = NULL;
+
     struct bpf_map *offcpu = b->skel->maps.zs_offcpu;
-    void *slot = calloc(1, bpf_map__value_size(offcpu));
-    if (!slot)
+    void *off = calloc(1, bpf_map__value_size(offcpu));
+    if (!off)
         return zs_fail(err, ZS_E_NOMEM, "BPF sampler: off-CPU slot");
-    int rc = bpf_map__update_elem(offcpu, &key, sizeof key, slot, bpf_map__value_size(offcpu), BPF_NOEXIST);
-    free(slot);
-    if (rc || bpf_map__update_elem(b->skel->maps.zs_targets, &key, sizeof key, &value, sizeof value,
-                                   BPF_NOEXIST)) {
+    int rc = bpf_map__update_elem(offcpu, &key, sizeof key, off, bpf_map__value_size(offcpu), BPF_NOEXIST);
+    free(off);
+    if (rc || put_target(b, t, BPF_NOEXIST)) {
         int e = errno;
+        rec_bpf_target none;
+        memset(&none, 0, sizeof none);
+        bpf_map__update_elem(b->skel->maps.zs_slots, &slot, sizeof slot, &none, sizeof none, BPF_ANY);
+        bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
         bpf_map__delete_elem(offcpu, &key, sizeof key, 0);
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot add thread %d to the maps: %s", (int)tid,
                        strerror(e));
     }
-    target *t = &b->targets[b->ntargets++];
-    t->tid = tid;
-    t->value = value;
-    t->link = NULL;
+    b->ntargets++;
+    b->slot_used[slot] = 1;
     refilter(b);
     int fd = t->perf_fd = perf_event_open_thread(tid, b->period_ns);
     if (fd < 0) {
@@ -469,7 +495,8 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
                        "BPF sampler: perf event for thread %d: %s", (int)tid, strerror(e));
     }
     first_warning[0] = '\0';
-    if (!(t->link = bpf_program__attach_perf_event(b->skel->progs.zs_tick, fd))) {
+    LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = t->slot);
+    if (!(t->link = bpf_program__attach_perf_event_opts(b->skel->progs.zs_tick, fd, &opts))) {
         int e = errno;
         close(fd);
         forget(b, t);
@@ -496,11 +523,9 @@ int rec_bpf_set_stack_base(rec_bpf *b, pid_t tid, uint64_t base)
     if (t->value.stack_base == base)
         return 0;
     t->value.stack_base = base;
-    uint32_t key = (uint32_t)tid;
     /* The kernel side reads the value without a lock: a tick in the middle
      * of this update sees the old base or the new, each a whole word. */
-    return bpf_map__update_elem(b->skel->maps.zs_targets, &key, sizeof key, &t->value, sizeof t->value,
-                                BPF_EXIST);
+    return put_target(b, t, BPF_EXIST);
 }
 
 int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns)
@@ -521,22 +546,20 @@ int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx)
 
 int rec_bpf_counters(const rec_bpf *b, uint64_t *out)
 {
-    /* The counters lead each CPU's value of zs_percpu. */
-    struct bpf_map *m = b->skel->maps.zs_percpu;
-    size_t stride = (bpf_map__value_size(m) + 7) / 8 * 8;
-    uint8_t *per_cpu = calloc((size_t)b->ncpus, stride);
-    uint32_t zero = 0;
+    /* The counters lead each CPU's value of zs_counters. */
+    struct bpf_map *m = b->skel->maps.zs_counters;
+    size_t size = bpf_map__value_size(m);
+    uint64_t *v = calloc(1, size > REC_BPF_C__COUNT * sizeof *v ? size : REC_BPF_C__COUNT * sizeof *v);
     memset(out, 0, REC_BPF_C__COUNT * sizeof *out);
-    if (!per_cpu)
+    if (!v)
         return -1;
-    int rc = bpf_map__lookup_elem(m, &zero, sizeof zero, per_cpu, (size_t)b->ncpus * stride, 0);
-    for (int c = 0; rc == 0 && c < b->ncpus; c++) {
-        uint64_t v[REC_BPF_C__COUNT];
-        memcpy(v, per_cpu + (size_t)c * stride, sizeof v);
-        for (unsigned k = 0; k < REC_BPF_C__COUNT; k++)
+    int rc = 0;
+    for (uint32_t cpu = 0; rc == 0 && cpu < (uint32_t)b->ncpus; cpu++) {
+        rc = bpf_map__lookup_elem(m, &cpu, sizeof cpu, v, size, 0);
+        for (unsigned k = 0; rc == 0 && k < REC_BPF_C__COUNT; k++)
             out[k] += v[k];
     }
-    free(per_cpu);
+    free(v);
     return rc ? -1 : 0;
 }
 

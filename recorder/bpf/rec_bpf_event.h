@@ -38,7 +38,6 @@ typedef struct rec_bpf_params {
     __u32 model; /* REC_BPF_MODEL_* */
     __u64 call_stack;
     __u64 frame_stack;  /* 0 in the callinfo-frame model */
-    __u64 network_time; /* 0: not read */
     __s32 vector_begin;
     __s32 callinfo_size;
     __s32 callinfo_frame;  /* callinfo-frame model */
@@ -56,6 +55,8 @@ typedef struct rec_bpf_target {
     __s32 frame_lo;   /* 8.1+: first byte of a Frame copied */
     __u32 frame_span; /* 8.1+: bytes of a Frame copied, 0 otherwise */
     __u64 stack_base; /* the copy ends here once known (0: p.stack_bytes from sp) */
+    __u32 tid;        /* the thread (a tick checks it is the one it samples) */
+    __u32 unused;
 } rec_bpf_target;
 
 enum rec_bpf_type {
@@ -75,15 +76,14 @@ enum rec_bpf_flags {
 /* Which read failed (bit positions; status has 1 << kind). A failed read
  * leaves its bytes zero: never a guess. */
 enum rec_bpf_bad {
-    REC_BPF_BAD_CALL_STACK = 0,   /* call_stack's vector header */
-    REC_BPF_BAD_FRAME_STACK = 1,  /* g_frame_stack's vector header */
-    REC_BPF_BAD_NETWORK_TIME = 2, /* network_time */
-    REC_BPF_BAD_SHAPE = 3,        /* a header that is no vector of its elements */
-    REC_BPF_BAD_CALLINFO = 4,     /* the CallInfo array */
-    REC_BPF_BAD_FS_TOP = 5,       /* g_frame_stack's top element */
-    REC_BPF_BAD_NEXT_STMT = 6,    /* that Frame's next_stmt */
-    REC_BPF_BAD_FRAME = 7,        /* 8.1+: a Frame's pointer or bytes */
-    REC_BPF_BAD__COUNT = 8,
+    REC_BPF_BAD_CALL_STACK = 0,  /* call_stack's vector header */
+    REC_BPF_BAD_FRAME_STACK = 1, /* g_frame_stack's vector header */
+    REC_BPF_BAD_SHAPE = 2,       /* a header that is no vector of its elements */
+    REC_BPF_BAD_CALLINFO = 3,    /* the CallInfo array */
+    REC_BPF_BAD_FS_TOP = 4,      /* g_frame_stack's top element */
+    REC_BPF_BAD_NEXT_STMT = 5,   /* that Frame's next_stmt */
+    REC_BPF_BAD_FRAME = 6,       /* 8.1+: a Frame's pointer or bytes */
+    REC_BPF_BAD__COUNT = 7,
 };
 
 /* One record: this header, then n * callinfo_size bytes of CallInfo
@@ -102,7 +102,6 @@ typedef struct rec_bpf_event {
     __u32 cpu;     /* where it was read */
     __u64 cs[3];   /* call_stack: begin, end, end of storage */
     __u64 fs[3];   /* g_frame_stack (frame-stack model, n > 0), else 0 */
-    __u64 network_time; /* the double's bytes */
     __u64 fs_top;       /* g_frame_stack's top element */
     __u64 next_stmt;    /* its next_stmt */
     __u32 depth;        /* CallInfo entries call_stack had */
@@ -115,8 +114,8 @@ typedef struct rec_bpf_event {
     __u32 head_len; /* this header and the script's bytes: where the stack begins */
 } rec_bpf_event;
 
-/* The per-CPU counters (index into the counters map; rec_bpf_counters sums
- * the CPUs). */
+/* Each CPU's counters (index into its value of the counters map;
+ * rec_bpf_counters sums the CPUs). */
 enum rec_bpf_counter {
     REC_BPF_C_TICKS = 0,     /* on-CPU records sent */
     REC_BPF_C_NOT_TARGET,    /* ticks of a thread no longer in the map */

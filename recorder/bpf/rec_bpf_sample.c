@@ -6,9 +6,6 @@
 
 #include "bpf/rec_bpf.h"
 
-/* The reads whose failure leaves the frames unknown (network_time's does not). */
-static const unsigned FRAMES_BAD = ~(1u << REC_BPF_BAD_NETWORK_TIME);
-
 static int matches(const rec_bpf_event *ev, const zs_layout *l, const rec_raw_sample *r)
 {
     if (ev->n > r->max_frames || ev->n > ev->depth || ev->callinfo_size != l->callinfo_size)
@@ -56,8 +53,8 @@ rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, const zs_layout *l,
     r->next_stmt = 0;
     memcpy(&r->cs, ev->cs, sizeof r->cs);
     memcpy(&r->fs, ev->fs, sizeof r->fs);
-    memcpy(&r->network_time, &ev->network_time, sizeof r->network_time);
-    if ((ev->status & FRAMES_BAD) || !matches(ev, l, r))
+    /* r->network_time is not the kernel side's: see rec_bpf_feed_network_time. */
+    if (ev->status || !matches(ev, l, r))
         return r->result = REC_READ_FAILED;
     r->n = ev->n;
     r->cut = (ev->flags & REC_BPF_F_CUT) != 0;

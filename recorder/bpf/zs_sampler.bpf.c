@@ -53,12 +53,23 @@ struct offcpu {
     struct record rec;
 };
 
+/* The targets, twice: by tid for the context switches, and by slot (the
+ * perf event's attach cookie) for the ticks, which then need no hash
+ * lookup: at 100 Hz everything a tick touches is out of the caches, and
+ * each cold page costs it more than its reads. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 128); /* the loader sets it */
     __type(key, __u32);       /* tid */
     __type(value, rec_bpf_target);
 } zs_targets SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 128); /* the loader sets it */
+    __type(key, __u32);       /* slot */
+    __type(value, rec_bpf_target);
+} zs_slots SEC(".maps");
 
 /* Filled (zeroed) by the loader with each target: the kernel side never
  * inserts, so a preallocated hash works on every kernel. */
@@ -69,17 +80,32 @@ struct {
     __type(value, struct offcpu);
 } zs_offcpu SEC(".maps");
 
-/* Per CPU: the counters. */
+/* Each CPU's counters, a whole number of cache lines. A plain array
+ * indexed by CPU rather than a per-CPU one: small, it lies in the kernel's
+ * linear map (huge pages) where per-CPU map memory may not. */
 struct percpu {
     __u64 counters[REC_BPF_C__COUNT];
-};
+} __attribute__((aligned(64)));
 
 struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1);
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1); /* the loader sets it: the CPUs */
     __type(key, __u32);
     __type(value, struct percpu);
-} zs_percpu SEC(".maps");
+} zs_counters SEC(".maps");
+
+/* The record of a tick that fits a small one (script frames only, at
+ * most SMALL_FRAMES of them), built in the ring buffer itself. */
+#define SMALL_FRAMES 8
+#define SMALL_CI_REGION (SMALL_FRAMES * REC_BPF_MAX_CALLINFO) /* 256 */
+#define SMALL_MASK 1023
+#define SMALL_SIZE (SMALL_MASK + 1 + REC_BPF_MAX_SPAN)
+_Static_assert(SMALL_CI_REGION + SMALL_FRAMES * REC_BPF_MAX_SPAN <= SMALL_MASK + 1,
+               "a small record's data fits under its mask");
+struct small_record {
+    rec_bpf_event ev;
+    __u8 data[SMALL_SIZE];
+};
 
 /* The tick's record under construction, one for each CPU (a per-CPU
  * array's value cannot be this large): the loader sizes it to the CPUs. A
@@ -115,8 +141,8 @@ const volatile __u32 zs_self_timing = 0;
 
 static __always_inline struct percpu *this_cpu(void)
 {
-    __u32 zero = 0;
-    return bpf_map_lookup_elem(&zs_percpu, &zero);
+    __u32 cpu = bpf_get_smp_processor_id();
+    return bpf_map_lookup_elem(&zs_counters, &cpu);
 }
 
 /* A read that failed: flagged in the record, counted once it is taken. */
@@ -138,10 +164,12 @@ static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
     return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
-/* 8.1+: for each CallInfo, the bytes [lo, lo + span) of its Frame. A
- * plain bounded loop (not bpf_loop, 5.17+): kernels from 5.8 accept it. */
-static __always_inline int read_frames(const rec_bpf_target *t, struct record *r, __u32 n,
-                                       __u32 ci_bytes)
+/* 8.1+: for each CallInfo, the bytes [lo, lo + span) of its Frame, into
+ * data (CallInfo first, then the Frames' bytes; offsets masked by ci_mask
+ * and data_mask, constants, so that the verifier bounds them). A plain
+ * bounded loop (not bpf_loop, 5.17+): kernels from 5.8 accept it. */
+static __always_inline int read_frames(const rec_bpf_target *t, __u8 *data, __u32 n, __u32 ci_bytes,
+                                       __u32 max_frames, __u32 ci_mask, __u32 data_mask)
 {
     const __u32 ci_size = (__u32)t->p.callinfo_size, ci_frame = (__u32)t->p.callinfo_frame;
     const __u32 span = t->frame_span;
@@ -149,15 +177,15 @@ static __always_inline int read_frames(const rec_bpf_target *t, struct record *r
     int failed = 0;
     if (span > REC_BPF_MAX_SPAN)
         return 1;
-    for (__u32 i = 0; i < REC_BPF_MAX_FRAMES; i++) {
+    for (__u32 i = 0; i < max_frames; i++) {
         if (i >= n)
             break;
-        __u64 frame = *(__u64 *)(r->data + ((i * ci_size + ci_frame) & (CI_REGION - 1)));
+        __u64 frame = *(__u64 *)(data + ((i * ci_size + ci_frame) & ci_mask));
         /* A null or unaligned Frame pointer is read all the same (it fails
          * or gives bytes no one trusts): the flag is what counts. Without
          * branches, so the verifier walks one path an iteration. */
         failed |= (frame == 0) | ((frame & 7) != 0) |
-                  (read_user(r->data + ((ci_bytes + i * span) & DATA_MASK), span, frame + lo) != 0);
+                  (read_user(data + ((ci_bytes + i * span) & data_mask), span, frame + lo) != 0);
     }
     return failed;
 }
@@ -203,11 +231,11 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
     }
 }
 
-/* The stop window's script reads, into r. Returns the bytes of r's head
- * to send. */
-static __always_inline __u32 read_script(const rec_bpf_target *t, struct record *r)
+/* The stop window's first script read, into ev: call_stack's vector
+ * (network_time, a page away, user space reads itself once a second). Returns how many of its CallInfo entries to copy
+ * (the outermost: they name the event being handled), 0 when none. */
+static __always_inline __u32 read_head(const rec_bpf_target *t, rec_bpf_event *ev)
 {
-    rec_bpf_event *ev = &r->ev;
     const __u64 ci_size = (__u32)t->p.callinfo_size; /* the loader checked: 8..32 */
     const int frame_stack = t->p.model == REC_BPF_MODEL_FRAME_STACK;
 
@@ -216,50 +244,57 @@ static __always_inline __u32 read_script(const rec_bpf_target *t, struct record 
     ev->depth = ev->n = 0;
     ev->fs[0] = ev->fs[1] = ev->fs[2] = 0;
     ev->fs_top = ev->next_stmt = 0;
-    ev->network_time = 0;
     ev->callinfo_size = ci_size;
     ev->frame_span = frame_stack ? 0 : t->frame_span;
     ev->frame_lo = t->frame_lo;
+    ev->stack_len = 0;
+    ev->head_len = sizeof *ev;
 
-    if (t->p.network_time && read_user(&ev->network_time, 8, t->p.network_time))
-        bad(ev, REC_BPF_BAD_NETWORK_TIME);
     if (read_user(ev->cs, sizeof ev->cs, t->p.call_stack + t->p.vector_begin)) {
         bad(ev, REC_BPF_BAD_CALL_STACK);
-        return sizeof *ev;
+        return 0;
     }
     __u64 begin = ev->cs[0], end = ev->cs[1];
     if (end < begin || (end - begin) % ci_size) {
         bad(ev, REC_BPF_BAD_SHAPE);
-        return sizeof *ev;
+        return 0;
     }
     __u64 depth = (end - begin) / ci_size;
     ev->depth = depth > 0xffffffffULL ? 0xffffffffU : (__u32)depth;
     __u32 max = t->p.max_frames;
     if (max > REC_BPF_MAX_FRAMES)
         max = REC_BPF_MAX_FRAMES;
-    /* Keep the outermost frames: they name the event being handled. */
     __u32 n = depth < max ? (__u32)depth : max;
     if (n < depth)
         ev->flags |= REC_BPF_F_CUT;
-    /* An empty stack (zeek outside scripts: most leaves, many ticks) needs
-     * nothing more. */
-    if (n == 0)
-        return sizeof *ev;
+    return n;
+}
 
-    __u32 ci_bytes = n * (__u32)ci_size;
-    if (ci_bytes > CI_REGION)
-        return sizeof *ev;
-    if (read_user(r->data, ci_bytes, begin)) {
+/* The rest of the script reads, the n CallInfo entries read_head counted
+ * (and their Frames' bytes, or the frame-stack model's innermost
+ * next_stmt), into data: at most max_frames of them, offsets masked as in
+ * read_frames. Sets ev's n and head_len (the bytes of the record's head to
+ * send). */
+static __always_inline void read_body(const rec_bpf_target *t, rec_bpf_event *ev, __u8 *data, __u32 n,
+                                      __u32 max_frames, __u32 ci_mask, __u32 data_mask)
+{
+    const __u32 ci_size = (__u32)t->p.callinfo_size;
+    __u32 ci_bytes = n * ci_size;
+    if (n == 0 || n > max_frames || ci_bytes > ci_mask + 1)
+        return;
+    if (read_user(data, ci_bytes, ev->cs[0])) {
         bad(ev, REC_BPF_BAD_CALLINFO);
-        return sizeof *ev;
+        return;
     }
     ev->n = n;
 
-    if (!frame_stack) {
-        if (read_frames(t, r, n, ci_bytes))
+    if (t->p.model != REC_BPF_MODEL_FRAME_STACK) {
+        if (read_frames(t, data, n, ci_bytes, max_frames, ci_mask, data_mask))
             bad(ev, REC_BPF_BAD_FRAME);
-        return sizeof *ev + ci_bytes + n * t->frame_span;
+        ev->head_len = sizeof *ev + ci_bytes + n * t->frame_span;
+        return;
     }
+    ev->head_len = sizeof *ev + ci_bytes;
     /* The innermost Frame's next_stmt, as read_frames in
      * rec_model_frame_stack.c. */
     if (read_user(ev->fs, sizeof ev->fs, t->p.frame_stack + t->p.vector_begin)) {
@@ -273,15 +308,15 @@ static __always_inline __u32 read_script(const rec_bpf_target *t, struct record 
                  read_user(&ev->next_stmt, 8, ev->fs_top + (__u64)(__s64)t->p.frame_next_stmt))
             bad(ev, REC_BPF_BAD_NEXT_STMT);
     }
-    return sizeof *ev + ci_bytes;
 }
 
 /* The stop window's reads, into r: the script's, then the registers and
- * the stack. The head's size goes into the record (see copy_stack). */
+ * the stack (see copy_stack). */
 static __always_inline void take(const rec_bpf_target *t, struct record *r,
                                  struct task_struct *task)
 {
-    r->ev.head_len = read_script(t, r);
+    __u32 n = read_head(t, &r->ev);
+    read_body(t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
     copy_stack(t, r, task);
 }
 
@@ -304,41 +339,73 @@ static __always_inline void send(__u64 *counters, struct record *r)
     bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 }
 
+/* A small record (script frames only, at most SMALL_FRAMES of them: most
+ * ticks) is built in the ring buffer itself, its head on the BPF stack,
+ * which is warm: at 100 Hz each cold page costs a tick more than its reads
+ * do, and this path touches no scratch record. */
+static __always_inline void send_small(const rec_bpf_target *t, rec_bpf_event *ev, __u32 n,
+                                       __u64 *counters)
+{
+    if (n == 0) {
+        if (bpf_ringbuf_output(&zs_ring, ev, sizeof *ev, BPF_RB_NO_WAKEUP))
+            counters[REC_BPF_C_RING_FULL]++;
+        return;
+    }
+    struct small_record *r = bpf_ringbuf_reserve(&zs_ring, sizeof *r, 0);
+    if (!r) {
+        counters[REC_BPF_C_RING_FULL]++;
+        return;
+    }
+    read_body(t, ev, r->data, n, SMALL_FRAMES, SMALL_CI_REGION - 1, SMALL_MASK);
+    __builtin_memcpy(&r->ev, ev, sizeof *ev);
+    bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
 /* One tick: 1/hz of the thread's CPU time (the weight is always 1: the
  * loader can tell the thread's CPU time from its perf event, should a late
- * timer have swallowed a tick). */
+ * timer have swallowed a tick). The perf event is the thread's own: its
+ * cookie is the thread's slot. */
 SEC("perf_event")
 int zs_tick(struct bpf_perf_event_data *ctx)
 {
     __u64 now = bpf_ktime_get_ns();
+    __u32 slot = (__u32)bpf_get_attach_cookie(ctx);
     __u64 id = bpf_get_current_pid_tgid();
-    __u32 tid = (__u32)id;
-    struct percpu *c = this_cpu();
-    if (!c)
+    __u32 tid = (__u32)id, cpu = bpf_get_smp_processor_id();
+    struct percpu *c = bpf_map_lookup_elem(&zs_counters, &cpu);
+    rec_bpf_target *t = bpf_map_lookup_elem(&zs_slots, &slot);
+    if (!c || !t)
         return 0;
-    rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
-    if (!t || t->p.pid != (__u32)(id >> 32)) {
+    if (t->tid != tid || t->p.pid != (__u32)(id >> 32)) {
         c->counters[REC_BPF_C_NOT_TARGET]++;
         return 0;
     }
 
-    __u32 cpu = bpf_get_smp_processor_id();
-    struct record *r = bpf_map_lookup_elem(&zs_scratch, &cpu);
-    if (!r)
-        return 0;
-    take(t, r, bpf_get_current_task_btf());
-    rec_bpf_event *ev = &r->ev;
-    ev->type = REC_BPF_ONCPU;
+    rec_bpf_event head;
+    __builtin_memset(&head, 0, sizeof head);
+    head.type = REC_BPF_ONCPU;
+    head.pid = t->p.pid;
+    head.tid = tid;
+    head.time_ns = now;
+    head.weight = 1;
+    head.cpu = cpu;
+    __u32 n = read_head(t, &head);
     /* The context allows only whole-word loads of the registers. */
     if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 0)
-        ev->flags |= REC_BPF_F_KERNEL;
-    ev->pid = t->p.pid;
-    ev->tid = tid;
-    ev->time_ns = now;
-    ev->off_ns = 0;
-    ev->weight = 1;
-    ev->cpu = cpu;
-    send(c->counters, r);
+        head.flags |= REC_BPF_F_KERNEL;
+    rec_bpf_event *ev = &head;
+    if (t->p.stack_bytes == 0 && n <= SMALL_FRAMES) {
+        send_small(t, &head, n, c->counters);
+    } else {
+        struct record *r = bpf_map_lookup_elem(&zs_scratch, &cpu);
+        if (!r)
+            return 0;
+        __builtin_memcpy(&r->ev, &head, sizeof head);
+        read_body(t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
+        copy_stack(t, r, bpf_get_current_task_btf());
+        ev = &r->ev;
+        send(c->counters, r);
+    }
     c->counters[REC_BPF_C_TICKS]++;
     c->counters[REC_BPF_C_STACK_SHORT] += (ev->flags & REC_BPF_F_STACK_SHORT) != 0;
     count_bad(c->counters, ev->status);

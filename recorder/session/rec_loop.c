@@ -12,6 +12,7 @@
 #include "base/rec_constants.h"
 #include "session/rec_session_priv.h"
 #include "base/rec_signals.h"
+#include "frames/rec_memory.h"
 
 /* The target a wait status is about: a tracee, or the launched child. */
 static slot *find_slot(const session *s, pid_t pid)
@@ -237,6 +238,19 @@ static void tick(session *s, uint64_t tick_ns)
 }
 
 /* One event with what a counter gained since it was last written. */
+/* The BPF sampler's records carry no network_time (a page away from
+ * call_stack: a cold page more for every tick), so the once-a-second clock
+ * point reads it here, without stopping zeek. A failed read keeps the last. */
+static void read_network_time(slot *sl)
+{
+    double nt;
+    if (!sl->target.network_time)
+        return;
+    struct iovec local = {&nt, sizeof nt}, remote = {(void *)(uintptr_t)sl->target.network_time, sizeof nt};
+    if (rec_readv(sl->target.pid, &local, &remote, 1) == 0)
+        sl->raw.network_time = nt;
+}
+
 static int write_count(session *s, uint64_t t_us, zs_event_kind kind, uint64_t total,
                        uint64_t *written, zs_error *err)
 {
@@ -268,6 +282,8 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
          * launched child's exit is collected as a tracee's). */
         if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid))
             rec_slot_mark_gone(s, sl);
+        if (sl->active && sl->bpf_added)
+            read_network_time(sl);
         double nt = sl->sampler || sl->bpf_added ? sl->raw.network_time : 0; /* the last sample's */
         if (sl->active && nt != sl->last_nettime &&
             rec_output_nettime(s->out, t, sl->target.pid, nt, err))

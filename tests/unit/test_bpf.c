@@ -53,11 +53,10 @@ static void params(void)
         t.pid = 1234;
         t.call_stack = 0x1000;
         t.frame_stack = l->model == ZS_MODEL_FRAME_STACK ? 0x2000 : 0;
-        t.network_time = 0x3000;
         rec_bpf_params p;
         CHECK(rec_bpf_params_of(&t, 1024, &p, NULL) == 0);
         CHECK(p.pid == 1234 && p.model == (uint32_t)l->model && p.call_stack == 0x1000);
-        CHECK(p.frame_stack == t.frame_stack && p.network_time == 0x3000);
+        CHECK(p.frame_stack == t.frame_stack);
         CHECK(p.callinfo_size == l->callinfo_size && p.frame_next_stmt == l->frame_next_stmt);
         CHECK(p.max_frames == REC_BPF_MAX_FRAMES);
         CHECK(p.callinfo_size <= REC_BPF_MAX_CALLINFO);
