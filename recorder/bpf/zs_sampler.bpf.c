@@ -94,14 +94,16 @@ struct {
     __type(value, struct percpu);
 } zs_counters SEC(".maps");
 
-/* The record of a tick that fits a small one (script frames only, at
- * most SMALL_FRAMES of them), built in the ring buffer itself. */
+/* A tick's record that is a small one (script frames only, at most
+ * SMALL_FRAMES of them in SMALL_CI_REGION bytes of CallInfo and SMALL_MASK
+ * + 1 of data: 8 frames of 8.1+ or of the frame-stack model), built in the
+ * ring buffer itself. Its size is fixed, so it is kept near what such a
+ * stack needs: the ring holds as many records as before. */
 #define SMALL_FRAMES 8
-#define SMALL_CI_REGION (SMALL_FRAMES * REC_BPF_MAX_CALLINFO) /* 256 */
-#define SMALL_MASK 1023
+#define SMALL_CI_REGION 256
+#define SMALL_MASK 511
 #define SMALL_SIZE (SMALL_MASK + 1 + REC_BPF_MAX_SPAN)
-_Static_assert(SMALL_CI_REGION + SMALL_FRAMES * REC_BPF_MAX_SPAN <= SMALL_MASK + 1,
-               "a small record's data fits under its mask");
+_Static_assert(SMALL_CI_REGION + REC_BPF_MAX_CALLINFO <= SMALL_SIZE, "a Frame pointer's read stays inside");
 struct small_record {
     rec_bpf_event ev;
     __u8 data[SMALL_SIZE];
@@ -394,7 +396,9 @@ int zs_tick(struct bpf_perf_event_data *ctx)
     if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 0)
         head.flags |= REC_BPF_F_KERNEL;
     rec_bpf_event *ev = &head;
-    if (t->p.stack_bytes == 0 && n <= SMALL_FRAMES) {
+    const __u32 ci_size = (__u32)t->p.callinfo_size, span = head.frame_span;
+    if (t->p.stack_bytes == 0 && n <= SMALL_FRAMES && n * ci_size <= SMALL_CI_REGION &&
+        n * (ci_size + span) <= SMALL_MASK + 1) {
         send_small(t, &head, n, c->counters);
     } else {
         struct record *r = bpf_map_lookup_elem(&zs_scratch, &cpu);
