@@ -59,6 +59,7 @@ struct rec_native {
     unsigned refreshes;
     uint64_t started_ns;
     uint64_t files_hash; /* of the file-backed maps lines the unwinder has */
+    uint64_t followed_ns; /* rec_native_follow_modules' last look */
     unsigned outstanding; /* unwinds asked for, not answered yet */
     uint64_t asked_ns;    /* when the oldest of them was asked for */
     uint64_t truncated;
@@ -281,8 +282,10 @@ static uint64_t files_hash_now(pid_t pid)
 
 int rec_native_follow_modules(rec_native *n, uint64_t now_ns)
 {
-    if (n->sock < 0 || n->copier || now_ns - n->started_ns > REC_NATIVE_FOLLOW_MODULES_NS)
+    if (n->sock < 0 || n->copier || now_ns - n->started_ns > REC_NATIVE_FOLLOW_MODULES_NS ||
+        now_ns - n->followed_ns < REC_NATIVE_FOLLOW_EVERY_NS)
         return 0;
+    n->followed_ns = now_ns;
     uint64_t h = files_hash_now(n->pid);
     if (!h || h == n->files_hash)
         return 0;

@@ -60,10 +60,12 @@ unsigned rec_native_batch_ms(unsigned rate_hz);
 /* A launched zeek's loader maps its libraries after the unwinder has read
  * the modules: unwinds asked for before an answer says "outside the
  * modules" (and a refresh follows) would all stop at the first library
- * frame. For this long after rec_native_new, a caller that submits many
- * captures at once looks first: when the files mapped have changed, the
- * unwinder is told (before the captures that follow). 1 when it was. */
+ * frame. For this long after rec_native_new, the caller looks before it
+ * submits captures (at most every REC_NATIVE_FOLLOW_EVERY_NS: a look reads
+ * /proc/PID/maps): when the files mapped have changed, the unwinder is
+ * told (before the captures that follow). 1 when it was. */
 #define REC_NATIVE_FOLLOW_MODULES_NS 3000000000ULL
+#define REC_NATIVE_FOLLOW_EVERY_NS 20000000ULL
 int rec_native_follow_modules(rec_native *n, uint64_t now_ns);
 void rec_native_free(rec_native *n);
 /* Registers and a stack copy in each window like rec_native_new's, with no

@@ -123,24 +123,10 @@ static void follow_stack_bases(session *s)
     }
 }
 
-/* A poll hands the unwinder a whole batch of stacks at once: in a launched
- * zeek's first seconds, the libraries its loader has mapped since are
- * told to it first. */
-static void follow_modules(session *s)
-{
-    uint64_t now = rec_now_ns();
-    for (size_t i = 0; i < s->nslots; i++) {
-        slot *sl = s->slots[i];
-        if (sl->active && sl->native)
-            rec_native_follow_modules(sl->native, now);
-    }
-}
-
 int rec_bpf_feed_poll(session *s, zs_error *err)
 {
     struct feed f = {s, err};
     err->code = ZS_OK;
-    follow_modules(s);
     if (rec_bpf_poll(s->o->bpf, take_record, &f) < 0) {
         if (err->code != ZS_OK) /* a write failed: the recording stops */
             return -1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rec_clock.h"
 #include "session/rec_session_priv.h"
 #include "base/rec_constants.h"
 
@@ -259,6 +260,7 @@ void rec_pending_submit(session *s, slot *sl)
         choose_zam(s, sl, &sl->pending[sl->unsent_at], 0);
         return;
     }
+    rec_native_follow_modules(sl->native, rec_now_ns());
     int rc = rec_native_submit(sl->native, &sl->raw.native);
     if (rc == 0)
         return;
