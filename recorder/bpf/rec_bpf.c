@@ -328,14 +328,20 @@ static int put_target(rec_bpf *b, const target *t, uint64_t flags)
                                 sizeof t->value, BPF_ANY);
 }
 
+/* A slot no tick takes for its thread's (tid 0 is no thread's), free. */
+static void clear_slot(rec_bpf *b, uint32_t slot)
+{
+    rec_bpf_target none;
+    memset(&none, 0, sizeof none);
+    bpf_map__update_elem(b->skel->maps.zs_slots, &slot, sizeof slot, &none, sizeof none, BPF_ANY);
+    b->slot_used[slot] = 0;
+}
+
 static void forget(rec_bpf *b, target *t)
 {
     uint32_t key = (uint32_t)t->tid;
-    rec_bpf_target none;
-    memset(&none, 0, sizeof none); /* a slot's tid 0 is no thread's */
     bpf_link__destroy(t->link);
-    bpf_map__update_elem(b->skel->maps.zs_slots, &t->slot, sizeof t->slot, &none, sizeof none, BPF_ANY);
-    b->slot_used[t->slot] = 0;
+    clear_slot(b, t->slot);
     bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
     bpf_map__delete_elem(b->skel->maps.zs_offcpu, &key, sizeof key, 0);
     *t = b->targets[--b->ntargets];
@@ -476,9 +482,7 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     free(off);
     if (rc || put_target(b, t, BPF_NOEXIST)) {
         int e = errno;
-        rec_bpf_target none;
-        memset(&none, 0, sizeof none);
-        bpf_map__update_elem(b->skel->maps.zs_slots, &slot, sizeof slot, &none, sizeof none, BPF_ANY);
+        clear_slot(b, slot);
         bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
         bpf_map__delete_elem(offcpu, &key, sizeof key, 0);
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot add thread %d to the maps: %s", (int)tid,

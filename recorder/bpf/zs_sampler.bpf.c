@@ -103,7 +103,9 @@ struct {
 #define SMALL_CI_REGION 256
 #define SMALL_MASK 511
 #define SMALL_SIZE (SMALL_MASK + 1 + REC_BPF_MAX_SPAN)
-_Static_assert(SMALL_CI_REGION + REC_BPF_MAX_CALLINFO <= SMALL_SIZE, "a Frame pointer's read stays inside");
+_Static_assert(SMALL_FRAMES * REC_BPF_MAX_CALLINFO <= SMALL_CI_REGION &&
+                   SMALL_CI_REGION + REC_BPF_MAX_CALLINFO <= SMALL_SIZE,
+               "a small record's CallInfo and Frame pointer reads stay inside");
 struct small_record {
     rec_bpf_event ev;
     __u8 data[SMALL_SIZE];
@@ -234,8 +236,10 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
 }
 
 /* The stop window's first script read, into ev: call_stack's vector
- * (network_time, a page away, user space reads itself once a second). Returns how many of its CallInfo entries to copy
- * (the outermost: they name the event being handled), 0 when none. */
+ * (not network_time: a page away, it would cost every tick a cold page;
+ * user space reads it once a second). Returns how many of its CallInfo
+ * entries to copy (the outermost: they name the event being handled), 0
+ * when none. */
 static __always_inline __u32 read_head(const rec_bpf_target *t, rec_bpf_event *ev)
 {
     const __u64 ci_size = (__u32)t->p.callinfo_size; /* the loader checked: 8..32 */
@@ -397,8 +401,7 @@ int zs_tick(struct bpf_perf_event_data *ctx)
         head.flags |= REC_BPF_F_KERNEL;
     rec_bpf_event *ev = &head;
     const __u32 ci_size = (__u32)t->p.callinfo_size, span = head.frame_span;
-    if (t->p.stack_bytes == 0 && n <= SMALL_FRAMES && n * ci_size <= SMALL_CI_REGION &&
-        n * (ci_size + span) <= SMALL_MASK + 1) {
+    if (t->p.stack_bytes == 0 && n <= SMALL_FRAMES && n * (ci_size + span) <= SMALL_MASK + 1) {
         send_small(t, &head, n, c->counters);
     } else {
         struct record *r = bpf_map_lookup_elem(&zs_scratch, &cpu);
