@@ -343,7 +343,6 @@ static void forget(rec_bpf *b, target *t)
     bpf_link__destroy(t->link);
     clear_slot(b, t->slot);
     bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
-    bpf_map__delete_elem(b->skel->maps.zs_offcpu, &key, sizeof key, 0);
     *t = b->targets[--b->ntargets];
     refilter(b);
 }
@@ -468,6 +467,7 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     while (b->slot_used[slot]) /* ntargets < MAX_TARGETS: one is free */
         slot++;
     value.tid = (uint32_t)tid;
+    value.slot = slot;
     target *t = &b->targets[b->ntargets];
     t->tid = tid;
     t->slot = slot;
@@ -478,13 +478,13 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     void *off = calloc(1, bpf_map__value_size(offcpu));
     if (!off)
         return zs_fail(err, ZS_E_NOMEM, "BPF sampler: off-CPU slot");
-    int rc = bpf_map__update_elem(offcpu, &key, sizeof key, off, bpf_map__value_size(offcpu), BPF_NOEXIST);
+    /* No record or carry of the slot's last thread. */
+    int rc = bpf_map__update_elem(offcpu, &slot, sizeof slot, off, bpf_map__value_size(offcpu), BPF_ANY);
     free(off);
     if (rc || put_target(b, t, BPF_NOEXIST)) {
         int e = errno;
         clear_slot(b, slot);
         bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
-        bpf_map__delete_elem(offcpu, &key, sizeof key, 0);
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot add thread %d to the maps: %s", (int)tid,
                        strerror(e));
     }

@@ -56,7 +56,7 @@ typedef struct rec_bpf_target {
     __u32 frame_span; /* 8.1+: bytes of a Frame copied, 0 otherwise */
     __u64 stack_base; /* the copy ends here once known (0: p.stack_bytes from sp) */
     __u32 tid;        /* the thread (a tick checks it is the one it samples) */
-    __u32 unused;
+    __u32 slot;       /* its index in the slot maps (the tick's cookie, the off-CPU record) */
 } rec_bpf_target;
 
 enum rec_bpf_type {

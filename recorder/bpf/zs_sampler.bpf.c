@@ -71,12 +71,12 @@ struct {
     __type(value, rec_bpf_target);
 } zs_slots SEC(".maps");
 
-/* Filled (zeroed) by the loader with each target: the kernel side never
- * inserts, so a preallocated hash works on every kernel. */
+/* By slot (zeroed by the loader with each target): a switch then needs
+ * one hash lookup, the target's, and no second. */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 128);
-    __type(key, __u32);
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 128); /* the loader sets it */
+    __type(key, __u32);       /* slot */
     __type(value, struct offcpu);
 } zs_offcpu SEC(".maps");
 
@@ -448,7 +448,8 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)prev->tgid || (prev->flags & 0x4 /* PF_EXITING */))
         return;
-    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
+    __u32 slot = t->slot;
+    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &slot);
     if (!s)
         return;
     struct percpu *c = this_cpu();
@@ -475,7 +476,8 @@ static __always_inline void come_back(struct task_struct *next, __u32 tid)
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
     if (!t || t->p.pid != (__u32)next->tgid || !t->period_ns)
         return;
-    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &tid);
+    __u32 slot = t->slot;
+    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &slot);
     struct percpu *c = this_cpu();
     if (!s || !s->pending || !c)
         return;
