@@ -53,7 +53,7 @@ rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, const zs_layout *l,
     r->next_stmt = 0;
     memcpy(&r->cs, ev->cs, sizeof r->cs);
     memcpy(&r->fs, ev->fs, sizeof r->fs);
-    /* r->network_time is not the kernel side's: see rec_bpf_feed_network_time. */
+    /* r->network_time is not the kernel side's: the session reads it (rec_loop.c). */
     if (ev->status || !matches(ev, l, r))
         return r->result = REC_READ_FAILED;
     r->n = ev->n;

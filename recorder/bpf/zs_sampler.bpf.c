@@ -98,7 +98,7 @@ struct {
  * SMALL_FRAMES of them in SMALL_CI_REGION bytes of CallInfo and SMALL_MASK
  * + 1 of data: 8 frames of 8.1+ or of the frame-stack model), built in the
  * ring buffer itself. Its size is fixed, so it is kept near what such a
- * stack needs: the ring holds as many records as before. */
+ * stack needs: the ring holds about as many of them as of exact-size ones. */
 #define SMALL_FRAMES 8
 #define SMALL_CI_REGION 256
 #define SMALL_MASK 511

@@ -237,7 +237,6 @@ static void tick(session *s, uint64_t tick_ns)
         s->spin_backoff = SPIN_BACKOFF_TICKS;
 }
 
-/* One event with what a counter gained since it was last written. */
 /* The BPF sampler's records carry no network_time (a page away from
  * call_stack: a cold page more for every tick), so the once-a-second clock
  * point reads it here, without stopping zeek. A failed read keeps the last. */
@@ -251,6 +250,7 @@ static void read_network_time(slot *sl)
         sl->raw.network_time = nt;
 }
 
+/* One event with what a counter gained since it was last written. */
 static int write_count(session *s, uint64_t t_us, zs_event_kind kind, uint64_t total,
                        uint64_t *written, zs_error *err)
 {
