@@ -35,7 +35,7 @@ enum {
 typedef struct target {
     pid_t tid;
     uint32_t slot;         /* in zs_slots: the perf event's cookie */
-    rec_bpf_target value; /* as in the targets map */
+    rec_bpf_target value; /* as in its slot of zs_slots */
     int perf_fd;           /* the link closes it */
     struct bpf_link *link;
 } target;
@@ -47,7 +47,6 @@ struct rec_bpf {
     int ncpus;
     target targets[MAX_TARGETS];
     size_t ntargets;
-    uint8_t slot_used[MAX_TARGETS];
     uint64_t malformed;
     /* The poll under way. */
     rec_bpf_cb cb;
@@ -264,7 +263,7 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
         zs_fail(err, ZS_E_NO_BPF, "cannot open the BPF object: %s", strerror(errno));
         goto fail;
     }
-    bpf_map__set_max_entries(b->skel->maps.zs_targets, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_slot_of, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_slots, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_counters, (uint32_t)b->ncpus);
     bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
@@ -318,31 +317,39 @@ static void refilter(rec_bpf *b)
         __atomic_store_n(&b->skel->bss->zs_tid_filter[w], want[w], __ATOMIC_RELEASE);
 }
 
-/* A target's value in both maps: by tid, and in its slot. */
-static int put_target(rec_bpf *b, const target *t, uint64_t flags)
+/* The lowest slot no target holds (below MAX_TARGETS while one is free). */
+static uint32_t free_slot(const rec_bpf *b)
 {
-    uint32_t key = (uint32_t)t->tid;
-    if (bpf_map__update_elem(b->skel->maps.zs_targets, &key, sizeof key, &t->value, sizeof t->value, flags))
-        return -1;
+    for (uint32_t slot = 0;; slot++) {
+        size_t i = 0;
+        while (i < b->ntargets && b->targets[i].slot != slot)
+            i++;
+        if (i == b->ntargets)
+            return slot;
+    }
+}
+
+static int put_target(rec_bpf *b, const target *t)
+{
     return bpf_map__update_elem(b->skel->maps.zs_slots, &t->slot, sizeof t->slot, &t->value,
                                 sizeof t->value, BPF_ANY);
 }
 
-/* A slot no tick takes for its thread's (tid 0 is no thread's), free. */
-static void clear_slot(rec_bpf *b, uint32_t slot)
+/* t's thread no longer found by the kernel side: its tid leads nowhere,
+ * and its slot's tid is 0, no thread's. */
+static void unmap_target(rec_bpf *b, const target *t)
 {
+    uint32_t key = (uint32_t)t->tid;
     rec_bpf_target none;
     memset(&none, 0, sizeof none);
-    bpf_map__update_elem(b->skel->maps.zs_slots, &slot, sizeof slot, &none, sizeof none, BPF_ANY);
-    b->slot_used[slot] = 0;
+    bpf_map__delete_elem(b->skel->maps.zs_slot_of, &key, sizeof key, 0);
+    bpf_map__update_elem(b->skel->maps.zs_slots, &t->slot, sizeof t->slot, &none, sizeof none, BPF_ANY);
 }
 
 static void forget(rec_bpf *b, target *t)
 {
-    uint32_t key = (uint32_t)t->tid;
     bpf_link__destroy(t->link);
-    clear_slot(b, t->slot);
-    bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
+    unmap_target(b, t);
     *t = b->targets[--b->ntargets];
     refilter(b);
 }
@@ -463,11 +470,8 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     if (b->ntargets == MAX_TARGETS)
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: %d threads at most", MAX_TARGETS);
 
-    uint32_t key = (uint32_t)tid, slot = 0;
-    while (b->slot_used[slot]) /* ntargets < MAX_TARGETS: one is free */
-        slot++;
+    uint32_t key = (uint32_t)tid, slot = free_slot(b);
     value.tid = (uint32_t)tid;
-    value.slot = slot;
     target *t = &b->targets[b->ntargets];
     t->tid = tid;
     t->slot = slot;
@@ -481,15 +485,14 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     /* No record or carry of the slot's last thread. */
     int rc = bpf_map__update_elem(offcpu, &slot, sizeof slot, off, bpf_map__value_size(offcpu), BPF_ANY);
     free(off);
-    if (rc || put_target(b, t, BPF_NOEXIST)) {
+    if (rc || put_target(b, t) ||
+        bpf_map__update_elem(b->skel->maps.zs_slot_of, &key, sizeof key, &slot, sizeof slot, BPF_NOEXIST)) {
         int e = errno;
-        clear_slot(b, slot);
-        bpf_map__delete_elem(b->skel->maps.zs_targets, &key, sizeof key, 0);
+        unmap_target(b, t);
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot add thread %d to the maps: %s", (int)tid,
                        strerror(e));
     }
     b->ntargets++;
-    b->slot_used[slot] = 1;
     refilter(b);
     int fd = t->perf_fd = perf_event_open_thread(tid, b->period_ns);
     if (fd < 0) {
@@ -529,7 +532,7 @@ int rec_bpf_set_stack_base(rec_bpf *b, pid_t tid, uint64_t base)
     t->value.stack_base = base;
     /* The kernel side reads the value without a lock: a tick in the middle
      * of this update sees the old base or the new, each a whole word. */
-    return put_target(b, t, BPF_EXIST);
+    return put_target(b, t);
 }
 
 int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns)

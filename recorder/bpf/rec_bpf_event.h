@@ -1,5 +1,5 @@
 /* What the BPF sampler (zs_sampler.bpf.c) and its loader (rec_bpf.c) share:
- * the per-thread parameters user space puts in the targets map, the record
+ * the per-thread parameters user space puts in the slots map, the record
  * the kernel side sends through the ring buffer, and the counters. Included
  * by both sides, so fixed-size types only, no code, and no layout that
  * depends on the compiler (every member at its natural alignment, sizes
@@ -47,7 +47,7 @@ typedef struct rec_bpf_params {
     __u32 stack_bytes; /* the stack copy before its base is known; 0: no registers, no copy */
 } rec_bpf_params;
 
-/* The targets map's value: the parameters and what the loader derives
+/* The slots map's value: the parameters and what the loader derives
  * from them. */
 typedef struct rec_bpf_target {
     rec_bpf_params p;
@@ -56,7 +56,7 @@ typedef struct rec_bpf_target {
     __u32 frame_span; /* 8.1+: bytes of a Frame copied, 0 otherwise */
     __u64 stack_base; /* the copy ends here once known (0: p.stack_bytes from sp) */
     __u32 tid;        /* the thread (a tick checks it is the one it samples) */
-    __u32 slot;       /* its index in the slot maps (the tick's cookie, the off-CPU record) */
+    __u32 unused;
 } rec_bpf_target;
 
 enum rec_bpf_type {

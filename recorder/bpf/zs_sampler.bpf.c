@@ -53,17 +53,9 @@ struct offcpu {
     struct record rec;
 };
 
-/* The targets, twice: by tid for the context switches, and by slot (the
- * perf event's attach cookie) for the ticks, which then need no hash
- * lookup: at 100 Hz everything a tick touches is out of the caches, and
- * each cold page costs it more than its reads. */
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 128); /* the loader sets it */
-    __type(key, __u32);       /* tid */
-    __type(value, rec_bpf_target);
-} zs_targets SEC(".maps");
-
+/* The targets by slot. A tick's slot is its perf event's attach cookie,
+ * so that it needs no hash lookup: at 100 Hz everything a tick touches is
+ * out of the caches, and each cold page costs it more than its reads. */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, 128); /* the loader sets it */
@@ -71,14 +63,22 @@ struct {
     __type(value, rec_bpf_target);
 } zs_slots SEC(".maps");
 
-/* By slot (zeroed by the loader with each target): a switch then needs
- * one hash lookup, the target's, and no second. */
+/* Each thread's off-CPU record, by slot (zeroed by the loader with each
+ * target). */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, 128); /* the loader sets it */
     __type(key, __u32);       /* slot */
     __type(value, struct offcpu);
 } zs_offcpu SEC(".maps");
+
+/* Each target's slot by its tid: a context switch knows only the thread. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 128); /* the loader sets it */
+    __type(key, __u32);       /* tid */
+    __type(value, __u32);     /* slot */
+} zs_slot_of SEC(".maps");
 
 /* Each CPU's counters, a whole number of cache lines. A plain array
  * indexed by CPU rather than a per-CPU one: small, it lies in the kernel's
@@ -128,7 +128,7 @@ struct {
 } zs_ring SEC(".maps");
 
 /* The threads sampled, by the low bits of their tids (the loader keeps it
- * so): a thread whose bit is clear is surely none of them. The targets map
+ * so): a thread whose bit is clear is surely none of them. zs_slot_of
  * decides for the others. */
 #define TID_FILTER_BITS 4096
 __u64 zs_tid_filter[TID_FILTER_BITS / 64];
@@ -440,17 +440,26 @@ static __always_inline __u16 how_left(struct task_struct *t)
     return state & (0x4 /* __TASK_STOPPED */ | 0x8 /* __TASK_TRACED */) ? REC_BPF_F_STOPPED : 0;
 }
 
+/* Thread tid of process pid: its target and its off-CPU record, or 0 when
+ * it is none of ours. */
+static __always_inline int target_of(__u32 tid, __u32 pid, rec_bpf_target **t, struct offcpu **s)
+{
+    __u32 *slot = bpf_map_lookup_elem(&zs_slot_of, &tid);
+    if (!slot)
+        return 0;
+    *t = bpf_map_lookup_elem(&zs_slots, slot);
+    *s = bpf_map_lookup_elem(&zs_offcpu, slot);
+    return *t && *s && (*t)->p.pid == pid;
+}
+
 /* prev leaves the CPU; this runs in its context (current is prev), so its
  * memory and stack are as it left them. */
 static __always_inline void leave(struct task_struct *prev, __u32 tid)
 {
     __u64 start = zs_self_timing ? bpf_ktime_get_ns() : 0;
-    rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
-    if (!t || t->p.pid != (__u32)prev->tgid || (prev->flags & 0x4 /* PF_EXITING */))
-        return;
-    __u32 slot = t->slot;
-    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &slot);
-    if (!s)
+    rec_bpf_target *t;
+    struct offcpu *s;
+    if (!target_of(tid, (__u32)prev->tgid, &t, &s) || (prev->flags & 0x4 /* PF_EXITING */))
         return;
     struct percpu *c = this_cpu();
     if (!c)
@@ -473,13 +482,12 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
 static __always_inline void come_back(struct task_struct *next, __u32 tid)
 {
     __u64 start = zs_self_timing ? bpf_ktime_get_ns() : 0;
-    rec_bpf_target *t = bpf_map_lookup_elem(&zs_targets, &tid);
-    if (!t || t->p.pid != (__u32)next->tgid || !t->period_ns)
+    rec_bpf_target *t;
+    struct offcpu *s;
+    if (!target_of(tid, (__u32)next->tgid, &t, &s) || !t->period_ns || !s->pending)
         return;
-    __u32 slot = t->slot;
-    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &slot);
     struct percpu *c = this_cpu();
-    if (!s || !s->pending || !c)
+    if (!c)
         return;
     s->pending = 0;
     __u64 now = bpf_ktime_get_ns();
