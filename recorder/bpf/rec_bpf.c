@@ -48,14 +48,17 @@ struct rec_bpf {
     target targets[MAX_TARGETS];
     size_t ntargets;
     uint64_t malformed;
+    /* What the running kernel offers (zs_sampler.bpf.c's zs_have_*). */
+    int have_cookie, have_task_pt_regs;
     /* The poll under way. */
     rec_bpf_cb cb;
     void *cb_ctx;
     int handed;
 };
 
-/* libbpf prints through one global hook: kept quiet unless asked, with its
- * first warning of a failed open kept for the reason. */
+/* libbpf prints through one global hook: kept quiet unless asked (then
+ * its warnings whole, the verifier's log of a refused program included),
+ * with its first warning of a failed open kept for the reason. */
 static int verbose;
 static char first_warning[256];
 
@@ -101,6 +104,7 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_BAD + REC_BPF_BAD_FS_TOP] = "bad_fs_top",
     [REC_BPF_C_BAD + REC_BPF_BAD_NEXT_STMT] = "bad_next_stmt",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME] = "bad_frame",
+    [REC_BPF_C_BAD + REC_BPF_BAD_REGS] = "bad_regs",
 };
 
 const char *rec_bpf_counter_name(unsigned which)
@@ -132,9 +136,9 @@ int rec_bpf_kernel_check(const char *release, const char *version, const char *s
     if (upstream(release, version, signature, &major, &minor, &patch))
         return 0;
     unsigned v = major * 1000 + minor;
-    if (v < 5019)
-        return zs_fail(err, ZS_E_NO_BPF, "kernel %u.%u (%s) is older than 5.19 (ring buffer records "
-                       "of a size known at run time)", major, minor, release);
+    if (v < 5008)
+        return zs_fail(err, ZS_E_NO_BPF, "kernel %u.%u (%s) is older than 5.8 (the BPF ring buffer)",
+                       major, minor, release);
     int freezes = (v >= 5019 && v <= 6000) || (v == 6001 && patch < 36) || v == 6002 ||
                   (v == 6003 && patch < 10);
     if (!freezes)
@@ -224,6 +228,35 @@ static int preflight(zs_error *err)
     return 0;
 }
 
+static int has_helper(enum bpf_func_id helper)
+{
+    return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, helper, NULL) == 1;
+}
+
+/* Which of the kernel side's variants runs here (its zs_have_* constants):
+ * attach cookies and bpf_task_pt_regs came with 5.15, and
+ * bpf_get_current_task_btf, which the latter needs, with 5.11. legacy
+ * takes the older kernels' way on any kernel, for the tests. */
+static void probe_features(rec_bpf *b, int legacy)
+{
+    b->have_cookie = !legacy && has_helper(BPF_FUNC_get_attach_cookie);
+    b->have_task_pt_regs = !legacy && has_helper(BPF_FUNC_task_pt_regs) &&
+                           has_helper(BPF_FUNC_get_current_task_btf);
+    b->skel->rodata->zs_have_cookie = (uint32_t)b->have_cookie;
+    b->skel->rodata->zs_have_task_pt_regs = (uint32_t)b->have_task_pt_regs;
+}
+
+const char *rec_bpf_variant(const rec_bpf *b)
+{
+    if (b->have_cookie && b->have_task_pt_regs)
+        return "the perf event's cookie, bpf_task_pt_regs";
+    if (b->have_cookie)
+        return "the perf event's cookie, user registers from the kernel stack's top";
+    if (b->have_task_pt_regs)
+        return "targets by tid, bpf_task_pt_regs";
+    return "targets by tid, user registers from the kernel stack's top (before 5.15)";
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
     rec_bpf *b = ctx;
@@ -272,6 +305,7 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
     if (flags & REC_BPF_NO_OFFCPU)
         bpf_program__set_autoload(b->skel->progs.zs_switch, false);
     b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
+    probe_features(b, (flags & REC_BPF_LEGACY) != 0);
     if (zs_sampler__load(b->skel)) {
         zs_fail(err, ZS_E_NO_BPF, "the kernel refused the BPF programs: %s",
                 first_warning[0] ? first_warning : strerror(errno));
@@ -502,7 +536,8 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
                        "BPF sampler: perf event for thread %d: %s", (int)tid, strerror(e));
     }
     first_warning[0] = '\0';
-    LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = t->slot);
+    /* Without cookies (before 5.15) the tick finds the slot by tid. */
+    LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = b->have_cookie ? t->slot : 0);
     if (!(t->link = bpf_program__attach_perf_event_opts(b->skel->progs.zs_tick, fd, &opts))) {
         int e = errno;
         close(fd);

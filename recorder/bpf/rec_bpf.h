@@ -21,6 +21,7 @@ typedef struct rec_bpf rec_bpf;
 enum rec_bpf_open_flags {
     REC_BPF_NO_OFFCPU = 1 << 0,   /* ticks only: no program on sched_switch */
     REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks, leaves, returns (counters) */
+    REC_BPF_LEGACY = 1 << 2,      /* the variant of kernels before 5.15, on any kernel (tests) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
@@ -80,6 +81,10 @@ uint64_t rec_bpf_malformed(const rec_bpf *b);
  * REC_BPF_NO_OFFCPU), as bpftool shows them; returns how many (<= max). */
 size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max);
 
+/* How the kernel side finds its target and the user registers on this
+ * kernel, for -v ("targets by tid, ..." before 5.15). */
+const char *rec_bpf_variant(const rec_bpf *b);
+
 /* The tick period: 1e9 / hz, in ns of a thread's CPU time. */
 uint64_t rec_bpf_period_ns(const rec_bpf *b);
 
@@ -92,11 +97,12 @@ const uint8_t *rec_bpf_event_frame(const rec_bpf_event *ev, uint32_t i);
  * ev->flags has REC_BPF_F_REGS). */
 const uint8_t *rec_bpf_event_stack(const rec_bpf_event *ev);
 
-/* libbpf's own messages: none (the default), or its warnings on stderr. */
+/* libbpf's own messages: none (the default), or its warnings on stderr,
+ * whole (a refused program's verifier log included). */
 void rec_bpf_set_verbose(int verbose);
 
-/* Whether a kernel is too old for the kernel side (before 5.19: no ring
- * buffer records of a run-time size) or one that freezes on
+/* Whether a kernel is too old for the kernel side (before 5.8: no BPF
+ * ring buffer) or one that freezes on
  * bpf_probe_read_user: 5.19-6.0, 6.1 before 6.1.36, 6.2, 6.3 before 6.3.10. Its upstream version comes
  * from Ubuntu's /proc/version_signature (signature, NULL when none), else
  * Debian's "Debian 6.1.158-1" in uname -v (version), else uname -r

@@ -7,9 +7,7 @@
 #ifndef REC_BPF_EVENT_H
 #define REC_BPF_EVENT_H
 
-#ifndef __VMLINUX_H__
 #include <linux/types.h>
-#endif
 
 /* Bounds of what one record carries; the kernel side sizes its buffers by
  * them and the loader refuses a layout beyond them. */
@@ -83,7 +81,8 @@ enum rec_bpf_bad {
     REC_BPF_BAD_FS_TOP = 4,      /* g_frame_stack's top element */
     REC_BPF_BAD_NEXT_STMT = 5,   /* that Frame's next_stmt */
     REC_BPF_BAD_FRAME = 6,       /* 8.1+: a Frame's pointer or bytes */
-    REC_BPF_BAD__COUNT = 7,
+    REC_BPF_BAD_REGS = 7,        /* the user registers (the script's reads stand: no native frames) */
+    REC_BPF_BAD__COUNT = 8,
 };
 
 /* One record: this header, then n * callinfo_size bytes of CallInfo

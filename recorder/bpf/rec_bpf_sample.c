@@ -54,7 +54,8 @@ rec_read_result rec_bpf_sample_fill(const rec_bpf_event *ev, const zs_layout *l,
     memcpy(&r->cs, ev->cs, sizeof r->cs);
     memcpy(&r->fs, ev->fs, sizeof r->fs);
     /* r->network_time is not the kernel side's: the session reads it (rec_loop.c). */
-    if (ev->status || !matches(ev, l, r))
+    /* Registers that could not be read cost the native frames only. */
+    if ((ev->status & ~(1u << REC_BPF_BAD_REGS)) || !matches(ev, l, r))
         return r->result = REC_READ_FAILED;
     r->n = ev->n;
     r->cut = (ev->flags & REC_BPF_F_CUT) != 0;

@@ -10,8 +10,15 @@
  * weighed by the ticks of wall time it was away.
  *
  * Reads never fault pages in: a page not resident fails the read, which is
- * flagged in the record and counted. User space does everything else. */
-#include "vmlinux.h"
+ * flagged in the record and counted. User space does everything else.
+ *
+ * One object for every kernel from 5.8 on: what a kernel may lack (attach
+ * cookies and bpf_task_pt_regs before 5.15) is behind a constant the
+ * loader sets from its probes, and the verifier drops the branch it does
+ * not take before it looks at the helpers there. Lengths are computed in
+ * 64 bits and bounded where they are used: older verifiers lose the
+ * bounds of a 32-bit product. */
+#include "zs_kernel_types.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -29,19 +36,19 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define DATA_SIZE (DATA_MASK + 1 + REC_BPF_MAX_SPAN)
 _Static_assert((CI_REGION & (CI_REGION - 1)) == 0, "CallInfo region masks");
 _Static_assert(DATA_USED <= DATA_MASK + 1, "data fits under the mask");
-/* The stack copy's pieces land at offsets masked with STACK_MASK, a page
- * at most each. */
+/* The stack copy follows the script's bytes in data (at an offset masked
+ * with DATA_MASK), its pieces at offsets masked with STACK_MASK, a page at
+ * most each: the record is then one run of bytes, sent with one copy. */
 #define STACK_MASK (REC_BPF_STACK_MAX - 1)
-#define STACK_SIZE (REC_BPF_STACK_MAX + REC_BPF_STACK_PAGE)
 #define STACK_PIECES (REC_BPF_STACK_MAX / REC_BPF_STACK_PAGE + 1)
+#define RECORD_DATA (DATA_MASK + 1 + REC_BPF_STACK_MAX + REC_BPF_STACK_PAGE)
 _Static_assert((REC_BPF_STACK_MAX & STACK_MASK) == 0, "the stack's room masks");
+_Static_assert(DATA_SIZE <= RECORD_DATA, "the script's reads stay inside");
 
-/* A record as built: its head (the event and the data used) and the stack
- * copy, sent one after the other. */
+/* A record as built: the event, the script's bytes, the stack copy. */
 struct record {
     rec_bpf_event ev;
-    __u8 data[DATA_SIZE];
-    __u8 stack[STACK_SIZE];
+    __u8 data[RECORD_DATA];
 };
 
 /* A thread's off-CPU slot: the record read when it left. */
@@ -142,6 +149,11 @@ static __always_inline int maybe_target(__u32 tid)
 /* Set by the loader before the load (the verifier then drops the code it
  * guards when 0): the tick and the leave time themselves, into counters. */
 const volatile __u32 zs_self_timing = 0;
+/* What the running kernel offers, as the loader probed it: a perf event's
+ * attach cookie (5.15), and bpf_task_pt_regs with
+ * bpf_get_current_task_btf (5.15, 5.11). */
+const volatile __u32 zs_have_cookie = 0;
+const volatile __u32 zs_have_task_pt_regs = 0;
 
 static __always_inline struct percpu *this_cpu(void)
 {
@@ -163,7 +175,7 @@ static __always_inline void count_bad(__u64 *counters, __u32 status)
         counters[REC_BPF_C_BAD + k] += (status >> k) & 1;
 }
 
-static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
+static __always_inline int read_user(void *dst, __u64 size, __u64 addr)
 {
     return bpf_probe_read_user(dst, size, (const void *)addr);
 }
@@ -172,16 +184,16 @@ static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
  * data (CallInfo first, then the Frames' bytes; offsets masked by ci_mask
  * and data_mask, constants, so that the verifier bounds them). A plain
  * bounded loop (not bpf_loop, 5.17+): kernels from 5.8 accept it. */
-static __always_inline int read_frames(const rec_bpf_target *t, __u8 *data, __u32 n, __u32 ci_bytes,
-                                       __u32 max_frames, __u32 ci_mask, __u32 data_mask)
+static __always_inline int read_frames(const rec_bpf_target *t, __u8 *data, __u32 n, __u64 ci_bytes,
+                                       __u32 max_frames, __u64 ci_mask, __u64 data_mask)
 {
-    const __u32 ci_size = (__u32)t->p.callinfo_size, ci_frame = (__u32)t->p.callinfo_frame;
-    const __u32 span = t->frame_span;
+    const __u64 ci_size = (__u32)t->p.callinfo_size, ci_frame = (__u32)t->p.callinfo_frame;
+    const __u64 span = t->frame_span;
     const __u64 lo = (__u64)(__s64)t->frame_lo;
     int failed = 0;
     if (span > REC_BPF_MAX_SPAN)
         return 1;
-    for (__u32 i = 0; i < max_frames; i++) {
+    for (__u64 i = 0; i < max_frames; i++) {
         if (i >= n)
             break;
         __u64 frame = *(__u64 *)(data + ((i * ci_size + ci_frame) & ci_mask));
@@ -194,8 +206,23 @@ static __always_inline int read_frames(const rec_bpf_target *t, __u8 *data, __u3
     return failed;
 }
 
-/* The user registers of task (saved as it entered the kernel: a syscall,
- * or the interrupt of this very tick) and its stack from their sp up, as
+/* The user registers of task, saved at the top of its kernel stack as it
+ * entered the kernel (a syscall, or the interrupt of this very tick), into
+ * regs. -1 when they cannot be read, or are not a 64-bit task's user
+ * registers (a guess of where they lie that missed). */
+static __always_inline int user_regs(struct task_struct *task, __u64 *regs)
+{
+    const void *at;
+    if (zs_have_task_pt_regs)
+        at = (const void *)bpf_task_pt_regs(task);
+    else
+        at = (const __u8 *)BPF_CORE_READ(task, stack) + ZS_THREAD_SIZE - ZS_PT_REGS_SIZE;
+    if (bpf_probe_read_kernel(regs, REC_BPF_REGS * 8, at))
+        return -1;
+    return regs[ZS_REG_CS] == ZS_USER_CS && regs[ZS_REG_SS] == ZS_USER_SS ? 0 : -1;
+}
+
+/* The user registers of task (user_regs) and its stack from their sp up, as
  * the ptrace sampler sizes it (rec_stack_copy_size): to the end of the
  * base's page once user space knows the base, else stack_bytes. Page by
  * page, so that a page not in memory ends the copy there and the frames
@@ -210,10 +237,14 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
     ev->stack_len = 0;
     if (!t->p.stack_bytes)
         return;
-    if (bpf_probe_read_kernel(ev->regs, sizeof ev->regs, (void *)bpf_task_pt_regs(task)))
+    if (user_regs(task, ev->regs)) {
+        bad(ev, REC_BPF_BAD_REGS);
         return;
+    }
     ev->flags |= REC_BPF_F_REGS;
-    __u64 sp = ev->regs[19], base = t->stack_base, end = sp + t->p.stack_bytes;
+    /* The copy goes right after the script's bytes (read_body's head_len). */
+    __u8 *stack = r->data + ((ev->head_len - sizeof *ev) & DATA_MASK);
+    __u64 sp = ev->regs[ZS_REG_SP], base = t->stack_base, end = sp + t->p.stack_bytes;
     if (base > sp && base - sp <= REC_BPF_STACK_MAX - page)
         end = (base + page - 1) & ~(page - 1);
     __u64 at = sp;
@@ -226,7 +257,7 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
         __u64 len = next - at;
         if (len == 0 || len > page)
             break;
-        if (read_user(r->stack + (ev->stack_len & STACK_MASK), len, at)) {
+        if (read_user(stack + (ev->stack_len & STACK_MASK), len, at)) {
             ev->flags |= REC_BPF_F_STACK_SHORT;
             break;
         }
@@ -282,10 +313,10 @@ static __always_inline __u32 read_head(const rec_bpf_target *t, rec_bpf_event *e
  * read_frames. Sets ev's n and head_len (the bytes of the record's head to
  * send). */
 static __always_inline void read_body(const rec_bpf_target *t, rec_bpf_event *ev, __u8 *data, __u32 n,
-                                      __u32 max_frames, __u32 ci_mask, __u32 data_mask)
+                                      __u32 max_frames, __u64 ci_mask, __u64 data_mask)
 {
-    const __u32 ci_size = (__u32)t->p.callinfo_size;
-    __u32 ci_bytes = n * ci_size;
+    const __u64 ci_size = (__u32)t->p.callinfo_size;
+    __u64 ci_bytes = n * ci_size;
     if (n == 0 || n > max_frames || ci_bytes > ci_mask + 1)
         return;
     if (read_user(data, ci_bytes, ev->cs[0])) {
@@ -326,23 +357,16 @@ static __always_inline void take(const rec_bpf_target *t, struct record *r,
     copy_stack(t, r, task);
 }
 
-/* The record's head, then its stack copy, in one record of the ring. */
+/* The record's head and its stack copy, one run of bytes, into the ring
+ * with one copy (a size known at run time, bounded: 5.8 on). */
 static __always_inline void send(__u64 *counters, struct record *r)
 {
-    struct bpf_dynptr d;
-    __u32 head = r->ev.head_len, stack = r->ev.stack_len;
-    if (head > sizeof(r->ev) + sizeof(r->data) || stack > REC_BPF_STACK_MAX)
+    __u64 len = (__u64)r->ev.head_len + r->ev.stack_len;
+    if (len < sizeof r->ev || len > sizeof *r)
         return;
     /* No wake-up: user space polls on its own clock. */
-    if (bpf_ringbuf_reserve_dynptr(&zs_ring, head + stack, 0, &d)) {
-        bpf_ringbuf_discard_dynptr(&d, 0);
+    if (bpf_ringbuf_output(&zs_ring, r, len, BPF_RB_NO_WAKEUP))
         counters[REC_BPF_C_RING_FULL]++;
-        return;
-    }
-    bpf_dynptr_write(&d, 0, r, head, 0);
-    if (stack)
-        bpf_dynptr_write(&d, head, r->stack, stack, 0);
-    bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 }
 
 /* A small record (script frames only, at most SMALL_FRAMES of them: most
@@ -372,15 +396,27 @@ static __always_inline void send_small(const rec_bpf_target *t, rec_bpf_event *e
  * timer have swallowed a tick). The perf event is the thread's own: its
  * cookie is the thread's slot. */
 SEC("perf_event")
-int zs_tick(struct bpf_perf_event_data *ctx)
+int zs_tick(void *ctx)
 {
     __u64 now = bpf_ktime_get_ns();
-    __u32 slot = (__u32)bpf_get_attach_cookie(ctx);
     __u64 id = bpf_get_current_pid_tgid();
     __u32 tid = (__u32)id, cpu = bpf_get_smp_processor_id();
     struct percpu *c = bpf_map_lookup_elem(&zs_counters, &cpu);
+    if (!c)
+        return 0;
+    __u32 slot;
+    if (zs_have_cookie) {
+        slot = (__u32)bpf_get_attach_cookie(ctx);
+    } else {
+        __u32 *of = bpf_map_lookup_elem(&zs_slot_of, &tid);
+        if (!of) {
+            c->counters[REC_BPF_C_NOT_TARGET]++;
+            return 0;
+        }
+        slot = *of;
+    }
     rec_bpf_target *t = bpf_map_lookup_elem(&zs_slots, &slot);
-    if (!c || !t)
+    if (!t)
         return 0;
     if (t->tid != tid || t->p.pid != (__u32)(id >> 32)) {
         c->counters[REC_BPF_C_NOT_TARGET]++;
@@ -396,11 +432,12 @@ int zs_tick(struct bpf_perf_event_data *ctx)
     head.weight = 1;
     head.cpu = cpu;
     __u32 n = read_head(t, &head);
-    /* The context allows only whole-word loads of the registers. */
-    if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 0)
+    /* The context is the interrupted registers (pt_regs): a whole-word
+     * load, at the same place on every kernel. */
+    if ((((volatile __u64 *)ctx)[ZS_REG_CS] & 3) == 0)
         head.flags |= REC_BPF_F_KERNEL;
     rec_bpf_event *ev = &head;
-    const __u32 ci_size = (__u32)t->p.callinfo_size, span = head.frame_span;
+    const __u64 ci_size = (__u32)t->p.callinfo_size, span = head.frame_span;
     if (t->p.stack_bytes == 0 && n <= SMALL_FRAMES && n * (ci_size + span) <= SMALL_MASK + 1) {
         send_small(t, &head, n, c->counters);
     } else {
@@ -409,7 +446,8 @@ int zs_tick(struct bpf_perf_event_data *ctx)
             return 0;
         __builtin_memcpy(&r->ev, &head, sizeof head);
         read_body(t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
-        copy_stack(t, r, bpf_get_current_task_btf());
+        copy_stack(t, r, zs_have_task_pt_regs ? bpf_get_current_task_btf()
+                                              : (struct task_struct *)bpf_get_current_task());
         ev = &r->ev;
         send(c->counters, r);
     }
@@ -420,11 +458,6 @@ int zs_tick(struct bpf_perf_event_data *ctx)
         c->counters[REC_BPF_C_TICK_NS] += bpf_ktime_get_ns() - now;
     return 0;
 }
-
-/* Before 5.14, task_struct's state was `state`. */
-struct task_struct___old {
-    long state;
-} __attribute__((preserve_access_index));
 
 /* How t left the CPU, as record flags: runnable (preempted, waiting for a
  * CPU), stopped (a tracer's stop, SIGSTOP), or 0: to wait for something. */

@@ -15,6 +15,7 @@
 #include "bpf/rec_bpf_sample.h"
 
 #define BPF_SELF_TIMING_ENV "ZEEK_SPY_BPF_SELF_TIMING"
+#define BPF_LEGACY_ENV "ZEEK_SPY_BPF_LEGACY"
 
 int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *err)
 {
@@ -27,8 +28,12 @@ int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *er
      * a target's leaves and returns), shown by -v. Not an option: it adds
      * clock reads to every run. */
     unsigned flags = getenv(BPF_SELF_TIMING_ENV) ? REC_BPF_SELF_TIMING : 0;
+    /* For the tests: the kernel side as it runs before 5.15, on this kernel. */
+    if (getenv(BPF_LEGACY_ENV))
+        flags |= REC_BPF_LEGACY;
     if (o->cpu_only)
         flags |= REC_BPF_NO_OFFCPU;
+    rec_bpf_set_verbose(o->verbose);
     o->bpf = rec_bpf_open((unsigned)(o->rate_hz + 0.5), flags, &why);
     if (o->bpf) {
         o->sampler = REC_SAMPLER_BPF;
@@ -155,10 +160,12 @@ int rec_bpf_feed_describe(const session *s, int detail, char *buf, size_t len)
                  s->bpf_poll_errors ? "; the ring buffer could not be read at times" : "");
         return failed || c[REC_BPF_C_RING_FULL] || s->bpf_poll_errors;
     }
-    size_t at = s->o->cpu_only
-                    ? (size_t)snprintf(buf, len, "sampler: bpf: failed reads by kind:")
-                    : (size_t)snprintf(buf, len, "sampler: bpf: %" PRIu64 " switches of a target off "
-                                       "its CPU; failed reads by kind:", c[REC_BPF_C_LEAVES]);
+    size_t at = (size_t)snprintf(buf, len, "sampler: bpf (%s): ", rec_bpf_variant(s->o->bpf));
+    if (!s->o->cpu_only && at < len)
+        at += (size_t)snprintf(buf + at, len - at, "%" PRIu64 " switches of a target off its CPU; ",
+                               c[REC_BPF_C_LEAVES]);
+    if (at < len)
+        at += (size_t)snprintf(buf + at, len - at, "failed reads by kind:");
     for (unsigned k = 0; k < REC_BPF_BAD__COUNT && at < len; k++)
         at += (size_t)snprintf(buf + at, len - at, " %s %" PRIu64,
                                rec_bpf_counter_name(REC_BPF_C_BAD + k), c[REC_BPF_C_BAD + k]);

@@ -285,7 +285,7 @@ int rec_report_end(const session *s, zs_error *err)
         sampled += s->slots[i]->taken > 0;
     double target_secs = secs * (double)(sampled ? sampled : 1);
     report_summary(&r, secs, target_secs);
-    char bpf[512];
+    char bpf[768];
     int lost = s->o->bpf ? rec_bpf_feed_describe(s, 0, bpf, sizeof bpf) : -1;
     if (lost >= 0) /* a detail, unless reads failed or records were lost */
         report_line(&r, !lost, 0, "%s", bpf);

@@ -1,0 +1,52 @@
+/* The kernel's types that the BPF programs read, declared here with just the
+ * members they use instead of a vmlinux.h dumped from the build machine's
+ * BTF: the object is then the same whatever kernel built it (or none), and
+ * libbpf relocates each member against the running kernel's BTF at load
+ * time (CO-RE), by name. The rest (map types, flags) is the kernel's stable
+ * user-space API.
+ *
+ * A member whose name or size changed between kernels is read through a
+ * bpf_core_field_exists() test, never assumed. Registers are not declared:
+ * pt_regs' layout on x86-64 is fixed (user_regs_struct's first 21 words),
+ * and the perf event context allows only whole-word loads anyway, which a
+ * relocation to a narrower member (6.9's 2-byte cs) would break. */
+#ifndef ZS_KERNEL_TYPES_H
+#define ZS_KERNEL_TYPES_H
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <stdbool.h>
+
+struct task_struct {
+    unsigned int __state; /* 5.14 on */
+    void *stack;          /* the kernel stack; pt_regs at its top */
+    unsigned int flags;
+    int pid;
+    int tgid;
+} __attribute__((preserve_access_index));
+
+/* Before 5.14, the state was `state`, a long. */
+struct task_struct___old {
+    long state;
+} __attribute__((preserve_access_index));
+
+/* pt_regs' words (x86-64), as in user_regs_struct. */
+enum zs_reg {
+    ZS_REG_CS = 17,
+    ZS_REG_SP = 19,
+    ZS_REG_SS = 20,
+};
+
+/* The user segment selectors of a 64-bit process (__USER_CS, __USER_DS):
+ * registers that carry them are the task's user registers. */
+#define ZS_USER_CS 0x33
+#define ZS_USER_SS 0x2b
+
+/* Where the entry code saves a task's user registers: the top of its kernel
+ * stack (THREAD_SIZE, 16 KiB on x86-64 without KASAN; no padding above
+ * them on x86-64). Only where the kernel lacks bpf_task_pt_regs (before
+ * 5.15); the registers found there are checked (ZS_USER_CS, ZS_USER_SS). */
+#define ZS_THREAD_SIZE 16384
+#define ZS_PT_REGS_SIZE (21 * 8)
+
+#endif
