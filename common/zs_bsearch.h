@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sorted arrays of records keyed by a uint64_t field: the one binary
  * search of zeek-spy (memory regions, symbols, clock points). */
 #ifndef ZS_BSEARCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Facts read from a zeek's command line (as recorded: its arguments
  * joined by spaces). */
 #ifndef ZS_CMDLINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Byte-level encoding shared by the recording writer and reader: a growable
  * output buffer and a bounds-checked input cursor, both with LEB128 varints. */
 #ifndef ZS_CODEC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layout discovery from DWARF. The classes the profiler reads are looked up
  * by name and namespace (zeek::Obj, zeek::detail::Location, zeek::Func,
  * zeek::detail::Frame, zeek::detail::CallInfo from Zeek 4.0 on; BroObj,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layout discovery from DWARF (libdw): the executable's own debug info, or
  * its separate debug file found by build-id under /usr/lib/debug. */
 #ifndef ZS_DWARF_H

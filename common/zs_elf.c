@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "zs_elf.h"
 #include "zs_hex.h"
 

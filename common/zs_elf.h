@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symbol lookup in an executable with libelf: .dynsym first (Zeek exports
  * its symbols dynamically, so a stripped zeek still has them), then .symtab.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Errors: one code per failure kind, its message in one table (zs_error.c),
  * a detail line filled where the failure happens, printed once at top level. */
 #ifndef ZS_ERROR_H

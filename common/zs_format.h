@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The recording format (spec: docs/recording-format.md). A recording is a
  * series of independent zstd frames; decompressed and concatenated they hold
  * an 8-byte magic, a varint format version, then records:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Room in a growable array: the one way every list in zeek-spy grows. */
 #ifndef ZS_GROW_H
 #define ZS_GROW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bytes as lowercase hex (build-ids, recording ids). */
 #ifndef ZS_HEX_H
 #define ZS_HEX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A sparse memory image of one process rebuilt from snapshot records: the
  * converter's zs_memory. Regions may overlap; a read succeeds when one
  * region covers it whole, exactly as the capturing reader recorded it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "zs_intern.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hashing and interning, once for the whole project: FNV-1a over bytes, a
  * 64-bit mixer for integer keys, and an open-addressing table of entry ids
  * that every intern table (the recorder's stacks and address sets, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A layout says how to walk one Zeek build's interpreter objects: which model
  * of the call stack it has (which pointers to follow) and the offsets and
  * sizes of every member the profiler reads. Zeek-specific offsets live only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Built-in layouts for x86_64 GCC/libstdc++ builds of Zeek, keyed by the
  * version string: a key "M.m" matches every "M.m.p" (and "M.m.p-debug",
  * "M.m.p-rc1", ...), a key "M.m.p" only that patch release. The first match

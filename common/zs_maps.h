@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One line of /proc/PID/maps, parsed one way for every reader of it (the
  * load bias of a PIE, the modules sent to the unwinder, the unwinder's code
  * ranges):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one interface through which interpreter objects are read: the live
  * process at record time, the snapshot image at convert time. A read is
  * all or nothing, so both sources give the resolver the same answers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Numbers from the command line, parsed one way in both programs: the
  * whole argument must be the number, and a failure is a usage error that
  * names the option and the value. */

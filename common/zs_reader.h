@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Streams the records of one recording, a zstd frame at a time: memory use
  * is bounded by the largest frame, whatever the recording's length. */
 #ifndef ZS_READER_H

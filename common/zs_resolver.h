@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Turns raw addresses into names, files and lines by walking Zeek's objects
  * through a zs_memory. Written once for both stages: the recorder runs it on
  * the live process through the capturing reader (so every byte it needs lands

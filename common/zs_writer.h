@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Appends records to a recording. Records collect in memory and go to disk
  * at each zs_writer_flush (the recorder flushes every second), compressed
  * into a zstd frame that stays open across flushes and is decodable up to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The converter's sqlite cache: per recording, the resolved and aggregated
  * conv_profile, so that converting the same recording again skips reading
  * and resolving it. Schema: schema/cache.sql (versioned by PRAGMA

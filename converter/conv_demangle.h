@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* C++ names for native frames: the recorder writes symbols as the binary
  * has them (mangled, as perf does); people read them demangled. */
 #ifndef CONV_DEMANGLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Differential profiles (zeek-spy-convert --base OLD NEW): how each
  * function's share of its profile's samples moved from the base to the new
  * profile, functions matched by name, file and line (the processes and

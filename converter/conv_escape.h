@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Escaping for the text formats (SVG, speedscope JSON). Function names and
  * file paths come from recordings, that is from the memory of a process on
  * another host: any byte may be in them. Each escaper turns any string

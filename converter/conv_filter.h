@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which samples a conversion keeps: by pid, by cluster node, by a time
  * window given as seconds from the start, wall-clock time, or Zeek's
  * network time, and by the view: every sample, or those taken on the CPU. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "conv_folded.h"
 
 /* ';' separates frames and the last ' ' the count: a name must not break the

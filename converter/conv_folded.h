@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Folded stacks: one "outer;...;inner COUNT" line per stack, the input of
  * flamegraph.pl, inferno and speedscope. */
 #ifndef CONV_FOLDED_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zeek-spy-convert --info: what is in a recording, in a few lines. */
 #ifndef CONV_INFO_H
 #define CONV_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Zeek's script interpreter among the native (C++) frames of a --native
  * recording, recognised by function name: a profile of scripts shows a
  * script's own interpretation as the script's time, not as C++. */

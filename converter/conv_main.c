@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zeek-spy-convert: the command line. The work is in conv_*.c. */
 #include <getopt.h>
 #include <inttypes.h>

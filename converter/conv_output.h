@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one way a profile is written out, whatever the format. Output files
  * are written to a temporary file beside the target and renamed into place,
  * so a reader never sees half a profile and an interrupted converter leaves

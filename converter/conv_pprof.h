@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The pprof output: the aggregated profile as a gzipped profile.proto that
  * `go tool pprof` and other pprof clients read. */
 #ifndef CONV_PPROF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The converter's resolved, aggregated profile: what every output format
  * (pprof, folded, summary) and the sqlite cache work from. Functions and
  * locations are interned; a stack is a list of location ids. Nothing here

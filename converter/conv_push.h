@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --push URL: a recording's profile sent to a continuous-profiling back end
  * over plain HTTP/1.1, as its documented API takes it:
  *  - Grafana Pyroscope: POST URL/ingest?name=APP{labels}&from=&until=

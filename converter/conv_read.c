@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "conv_read.h"
 #include "zs_grow.h"
 #include "zs_bsearch.h"

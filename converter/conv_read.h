@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reads one recording into a resolved, aggregated conv_profile: raw stacks
  * are counted while streaming, then resolved once each against the snapshot
  * image of their process, so work grows with distinct stacks, not samples. */

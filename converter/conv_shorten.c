@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "conv_shorten.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Short labels for C++ names. A demangled libstdc++ or Zeek name runs to
  * hundreds of characters, most of them template arguments and parameter
  * types, which break the summary's columns and fill a flame graph's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* speedscope's JSON file format (https://www.speedscope.app/file-format-schema.json):
  * one "sampled" profile per process, its samples in time order, each
  * weighted by the time it stands for, so that speedscope's time-order view

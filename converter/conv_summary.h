@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The text summary: a header about the recording, then the top functions by
  * self samples, like `pprof -top`. */
 #ifndef CONV_SUMMARY_H

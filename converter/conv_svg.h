@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A self-contained interactive flame graph: one SVG file with its script
  * inline (zoom on click, reset, search with the matched share, a tooltip
  * per frame), readable offline in any browser. Identical stack prefixes

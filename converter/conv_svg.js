@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The flame graph's inline script (converter/conv_svg.c embeds it at build time):
  * zoom on click, reset, search with the matched share, details on hover.
  * It reads only what the SVG carries: data-o/data-n (offset and samples)

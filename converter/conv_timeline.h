@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every sample's time and stack, in recording order: what a time-ordered
  * view (speedscope) needs and the aggregated profile does not keep. Only
  * collected when an output asks for it, at 12 bytes a sample (10 million

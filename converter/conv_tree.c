@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "conv_tree.h"
 #include "zs_grow.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stacks merged into a call tree by function: the shape a flame graph
  * draws. Node 0 is the root ("all"); every other node is one function
  * reached by one path of calls, with the samples of that path and below. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --watch: push each recording of a directory once it is complete. */
 #ifndef CONV_WATCH_H
 #define CONV_WATCH_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A CPU-bound Zeek script workload for the zeek-spy demo and end-to-end tests
 # against a real zeek: a timer event drives a few functions of different cost,
 # an event with two handler bodies, and BiF calls. Run with: zeek -b workload.zeek

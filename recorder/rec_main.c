@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zeek-spy-record: the command line. The work is in rec_*.c. */
 #include <errno.h>
 #include <getopt.h>

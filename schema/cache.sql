@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- zeek-spy-convert's cache, schema version 1 (PRAGMA user_version).
 --
 -- One row in `recordings` per cached recording, keyed by a text key the

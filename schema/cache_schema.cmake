@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Embeds the cache's migrations (schema/cache.sql = migration 1,
 # schema/migration2.sql, ...) into ${CMAKE_BINARY_DIR}/generated/cache_schema.h
 # as ordinary C string literals. (A raw string literal R"(...)" would be

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Migration 2: processes (host, cluster node, pid), so that merged profiles
 -- of several hosts and cluster nodes keep their pprof labels. Stacks point
 -- at their process row; -1 for entries stored before (none are served: an

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Migration 3: native frames with their modules (--native recordings of
 -- format 3), so that a cached profile still gives pprof its Mappings and
 -- each native location its address. A location points at its mapping row

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Migration 4: native frames with source lines (--native recordings whose
 -- modules had DWARF on the sensor). A native function now names its source
 -- file, so the file no longer tells native from script functions: a flag

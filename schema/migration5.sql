@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Migration 5: recordings whose sampler marks each sample on or off the CPU
 -- (format 7, BPF). A profile is of one view: every sample (wall) or the
 -- on-CPU samples alone (cpu; the key says so too); marked says the samples

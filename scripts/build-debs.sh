@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the two Debian packages into OUTDIR (default dist/):
 #   zeek-spy-record_<version>_<arch>.deb   the static recorder, for sensors
 #   zeek-spy-convert_<version>_<arch>.deb  the converter, Depends from dpkg-shlibdeps

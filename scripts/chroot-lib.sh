@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by scripts/ci-fresh-debian.sh and scripts/ci-debs.sh: a clean
 # Debian 12 minbase system in memory, for tests that must not lean on what
 # this machine happens to have. Needs root.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the two Debian packages (scripts/build-debs.sh) into a clean
 # Debian 12 minbase system and uses them there: apt-get resolves the
 # converter's Depends from the Debian mirror, the installed converter turns
@@ -59,6 +60,11 @@ fi
 version=$(dpkg-deb -f "${debs[0]}" Version)
 [ -z "$(dpkg-deb -f "${debs[0]}" Depends)" ] ||
   fail "zeek-spy-record's package has Depends: $(dpkg-deb -f "${debs[0]}" Depends)"
+for deb in "${debs[@]}"; do
+  pkg=$(dpkg-deb -f "$deb" Package)
+  dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright" 2>/dev/null |
+    grep -q '^License: BSD-3-Clause$' || fail "$pkg's package has no copyright file naming its license"
+done
 double=${ZS_DOUBLE:-$top/build/tests/target/zeek-double-8.0}
 if [ ! -x "$double" ]; then
   try "building zeek-double-8.0" cmake --build "$build" -j"${JOBS:-$(nproc)}" --target zeek-double-8.0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs tests on a fresh Debian 12: a debootstrap'ed minbase system that gets
 # nothing but what scripts/install-deps.sh installs, so that a test which
 # leans on a package this machine happens to have (libc6-dbg, say) fails

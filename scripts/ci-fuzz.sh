@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # CI step: builds the libFuzzer targets with clang (-DZS_FUZZ=ON, ASan + UBSan)
 # into build-fuzz (or $BUILD_DIR) and runs each for $FUZZ_SECONDS (default 60)
 # from the committed seed corpus. Fails when a target finds a crash; the

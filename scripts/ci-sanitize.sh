@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # CI step: the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # Builds with -DZS_SANITIZE=ON into build-asan (or $BUILD_DIR) and runs every
 # ctest there: unit tests, fuzz replays, end-to-end and fault tests (which

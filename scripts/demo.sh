@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job on a fresh machine: install, build, record a running zeek for
 # 5 seconds, convert, and show the profile. Uses a real zeek when one is on
 # PATH or ZEEK=/path/to/zeek is set, else the bundled test double of Zeek.

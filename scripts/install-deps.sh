@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs every build and test dependency of zeek-spy on Debian 12.
 set -euo pipefail
 SUDO=""

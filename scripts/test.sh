@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the dependencies, builds, and runs the whole test suite with ctest.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "base/rec_clock.h"
 
 #include <math.h>

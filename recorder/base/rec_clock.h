@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sampling clock: absolute deadlines (no drift from the time a sample
  * takes), placed as a Poisson process conditioned on its count: each block
  * of about a second holds exactly rate ticks, each at a uniformly random

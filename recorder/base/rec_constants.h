@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The recorder's constants that more than one file needs, and the ties
  * between the sizes of the queues a sample passes through. */
 #ifndef REC_CONSTANTS_H

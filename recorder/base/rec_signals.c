@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "base/rec_signals.h"
 
 #include <sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The recorder's signals. SIGINT, SIGTERM and SIGHUP ask it to stop: their
  * handler only notes the request, and every wait of the recorder returns
  * early when one runs, so it stops promptly at any moment. SIGCHLD stays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "bpf/rec_bpf.h"
 #include "frames/rec_raw_sample.h"
 #include "targets/rec_access.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BPF sampler's loader: the kernel side (zs_sampler.bpf.c) takes the
  * stop window's raw reads in the timer interrupt on zeek's own CPU and when
  * zeek's thread leaves the CPU, without stopping or tracing zeek; this

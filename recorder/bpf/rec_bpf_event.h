@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause OR GPL-2.0-only */
 /* What the BPF sampler (zs_sampler.bpf.c) and its loader (rec_bpf.c) share:
  * the per-thread parameters user space puts in the slots map, the record
  * the kernel side sends through the ring buffer, and the counters. Included

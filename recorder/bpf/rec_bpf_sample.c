@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "bpf/rec_bpf_sample.h"
 
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A BPF record as a capture record: the kernel side's reads (rec_bpf_event.h)
  * copied into a rec_raw_sample, so that everything after the sampler (the
  * models, pending order, the writer, --top) takes them as it takes the

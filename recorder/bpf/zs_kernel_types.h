@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause OR GPL-2.0-only */
 /* The kernel's types that the BPF programs read, declared here with just the
  * members they use instead of a vmlinux.h dumped from the build machine's
  * BTF: the object is then the same whatever kernel built it (or none), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause OR GPL-2.0-only */
 /* The kernel side of the BPF sampler: the same raw reads as the ptrace
  * stop window (rec_sampler.c and the models), taken without stopping zeek.
  *

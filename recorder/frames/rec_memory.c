@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "frames/rec_memory.h"
 
 int rec_readv(pid_t pid, const struct iovec *local, const struct iovec *remote, size_t n)

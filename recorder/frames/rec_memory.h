@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reads from a live process with process_vm_readv: the recorder's memory
  * source (a zs_memory) and the raw vector form the stop window uses. */
 #ifndef REC_MEMORY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "frames/rec_model.h"
 
 static const rec_model *const models[] = {&rec_model_frame_stack, &rec_model_callinfo_frame};

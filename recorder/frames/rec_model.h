@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One interpreter model: how a Zeek build keeps its script call stack, as
  * the recorder decodes it. A sampler copies the raw bytes into a capture
  * record (rec_raw_sample.h); the model turns that record into frames, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The callinfo-frame model, Zeek 8.1 on: call_stack holds {call, frame}
  * per call, and every Frame, with its function and next_stmt, lives on
  * zeek's C++ stack inside the native activation that runs it: a sampler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The frame-stack model, Zeek 3.0-8.0: call_stack holds {call, func} per
  * call and g_frame_stack the Frames on the heap; the innermost Frame's
  * next_stmt is the innermost line, each outer frame executes the call site

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "frames/rec_raw_sample.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The capture record: everything a sampler takes from one target at one
  * tick, as raw bytes, and nothing decoded. A producer (the ptrace stop
  * window, rec_sampler.h) fills it; everything after (the model's frames,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "frames/rec_zam.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scripts compiled with -O ZAM: which Funcs run a ZAM body (a ZBody, known
  * by its vtable), and which instruction the innermost of them was running
  * when a sample's registers and stack were copied. ZAM keeps its current

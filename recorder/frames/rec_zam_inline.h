@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Functions ZAM inlined into functions it inlined, where the instruction's
  * locations do not say so. From Zeek 7.2 on a ZInst's ZAMLocInfo names only
  * the innermost function (no parent), and a statement that follows an

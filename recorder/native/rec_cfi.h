@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unwinding a copied stack at the cost of a table lookup per frame.
  *
  * libdwfl's unwinder runs each frame's CFI program (CIE and FDE

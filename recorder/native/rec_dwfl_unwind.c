@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "native/rec_dwfl_unwind.h"
 
 #include "native/rec_cfi.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libdwfl's own unwinder over a copied stack: the general path behind the
  * compiled rules of rec_cfi.h, for the unwinder and for the test that
  * checks those rules against it (tests/tools/unwind_compare.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One stack of native and script frames: each script frame takes the place
  * of its interpreter activation (the native frame where Zeek pushed its
  * CallInfo): from 8.1 on the one whose stack frame holds the script frame's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "native/rec_native.h"
 #include "base/rec_constants.h"
 #include "zs_grow.h"

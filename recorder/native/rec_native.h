@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Native frames (--native): what zeek's C++ does under and around the
  * scripts. Inside the stop window only the registers and a copy of the top
  * of the main thread's stack are taken. After the target runs again the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The functions a PC lies in, from DWARF, without walking its compilation
  * unit each time. libdw's dwarf_getscopes decodes the unit's DIEs from its
  * root for every PC it is asked about; a real zeek's units are large (every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "native/rec_symbols.h"
 
 #include "zs_grow.h"

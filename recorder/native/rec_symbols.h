@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A PC's symbol by binary search. libdwfl's dwfl_module_addrinfo scans a
  * module's whole symbol table for every address it is asked about: on a
  * real zeek (100,000+ symbols, thousands of distinct PCs in a minute of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The messages between the recorder and its sandboxed unwinder
  * (rec_unwinder.c), one per SOCK_SEQPACKET datagram, each starting with a
  * head. The recorder trusts nothing the unwinder says: every answer is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The unwinder: a forked child of the recorder that parses the target's
  * modules (ELF, .eh_frame, symbol tables, all written by anyone) inside the
  * sandbox of rec_sandbox.h, unwinds each stack copy it is sent with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "output/rec_addrset.h"
 
 int rec_addrset_add(rec_addrset *s, uint64_t key)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A set of 64-bit keys (addresses, or address+length hashes), on the
  * project's intern table (zs_intern.h). Zero-initialised is empty. */
 #ifndef REC_ADDRSET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The snapshot side of the recorder: resolves every Func and statement the
  * first time a sample shows it, through a reader that copies each region it
  * reads from the live process into the recording. The converter later runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where samples go: the recording, or with rotation a series of parts, each
  * a complete recording (its own header, process records, stacks and
  * snapshot), so any part converts on its own. Also interns stacks and

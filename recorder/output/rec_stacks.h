@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Interns sampled stacks: each distinct (pid, frames) gets an id once and is
  * written to the recording once; every later sample of it costs a few bytes.
  * A lookup of a known stack allocates nothing. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "sampling/rec_cpu.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where a target runs, and moving the recorder there. A blocking sample
  * taken from another CPU pays two cross-CPU wake-ups: the target's stop
  * wakes the recorder's idle CPU, and PTRACE_CONT wakes the target's, idle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "sampling/rec_ptrace.h"
 #include "base/rec_constants.h"
 

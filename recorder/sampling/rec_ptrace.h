@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ptrace for sampling: one PTRACE_SEIZE per target (its main thread, which
  * runs Zeek's scripts; other threads are never stopped), then per sample
  * PTRACE_INTERRUPT, the stop collected by rec_ptrace_collect, read,

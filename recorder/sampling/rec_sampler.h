@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ptrace sampler's stop window: copy the raw pointers of the script
  * call stack out of the stopped target in at most three process_vm_readv
  * calls (and, asked for, its registers and the top of its stack, riding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ptrace sampler's last read of the window, by model: what each frame
  * is executing (rec_model.h decodes it). */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ptrace sampler's state and read helpers, shared with its model
  * reads (rec_sampler_frames.c) and nothing else. */
 #ifndef REC_SAMPLER_PRIV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "sampling/rec_stats.h"
 
 void rec_hist_add(rec_hist *h, uint64_t ns)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What sampling costs the targets, measured by the recorder itself, and
  * what it took. A blocking sample's window (interrupt to continue) has two
  * parts: the wait for the target to reach its stop (on a saturated host

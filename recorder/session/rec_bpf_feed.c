@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session's side of the BPF sampler: choosing it, pointing it at each
  * target's main thread, and feeding its records into the same pending
  * order as the ptrace window's (each record becomes the slot's capture

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sampling loop: ticks on the clock, interrupts every target, takes
  * each stop as it arrives, writes what was read once the target runs
  * again, and once a second the counters, Zeek's clock and a zstd frame. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The samples taken, on their way to the recording. Taking a sample only
  * copies what was read into its target's ring; writing it (interning the
  * stack, resolving new addresses, compressing), and with --native mixing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the recorder says: its message lines, the stats line (--stats) and
  * the report at the end of a recording: a few lines, the details with -v,
  * all of it kept in the recording for --info. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "session/rec_session.h"
 #include "base/rec_constants.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One recording session: attach to (or launch) the targets, sample them on
  * the clock until told to stop, the duration ends or every target exited,
  * and leave every target running and untraced. */

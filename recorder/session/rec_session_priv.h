@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The session's own state, shared by the files of one recording:
  * rec_session.c (start to end: targets prepared, started, released),
  * rec_loop.c (the sampling loop and its housekeeping), rec_pending.c (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The targets' slots: a process found and checked becomes a slot; seized,
  * it is activated (its sampler, its unwinder, its line in the recording);
  * gone, its exit is written and its slot freed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Why the kernel refuses this process access to another: advice that fits
  * the user who got the refusal. */
 #include "targets/rec_access.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Why a process cannot be traced or read, in words for the user, and
  * whether the recorder sees the host's pids. */
 #ifndef REC_ACCESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Finds every running zeek (for --all): a process whose executable exports
  * Zeek's interpreter symbols. Each executable is parsed once, in a
  * sandboxed child (rec_inspect.h), and its verdict cached by (device, inode,

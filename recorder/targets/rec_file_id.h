@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which file an executable is, for the caches of verdicts on it: the same
  * file while its device, inode, size and mtime are (a binary rewritten in
  * place, same inode, is judged again). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "targets/rec_inspect.h"
 #include "targets/rec_inspect_cache_priv.h"
 #include "targets/rec_sandbox.h"

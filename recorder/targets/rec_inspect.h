@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Inspects an executable in a sandboxed child. The recorder runs as root and
  * --all opens every process's executable on the host, containers included:
  * parsing them (ELF with libelf, DWARF with libdw) is parsing input written

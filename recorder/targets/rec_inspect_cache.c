@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verdicts of rec_inspect, remembered by the executable's identity and
  * the question asked (rec_inspect.h). */
 #include "targets/rec_inspect_cache_priv.h"

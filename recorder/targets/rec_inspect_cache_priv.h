@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_inspect's side of its verdict cache. */
 #ifndef REC_INSPECT_CACHE_PRIV_H
 #define REC_INSPECT_CACHE_PRIV_H

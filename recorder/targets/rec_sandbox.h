@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sandbox a forked child enters before it parses input written by
  * anyone (executables, shared libraries, their DWARF and unwind tables):
  * root becomes nobody, no new privileges, a system-call filter, resource

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "targets/rec_scout.h"
 
 #include <errno.h>

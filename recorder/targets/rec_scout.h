@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --all: finds the zeek processes that appear and inspects each (its
  * executable parsed in the sandbox, its layout checked against its live
  * memory) on a thread of its own, at normal priority and nice 10, so that

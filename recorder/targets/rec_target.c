@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "targets/rec_target.h"
 #include "base/rec_constants.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A zeek process to be recorded: where its interpreter globals are, which
  * Zeek it is and which layout walks its objects. Found once, before the
  * first sample, from /proc and the executable's ELF symbols. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --dump: one look at a zeek that seems hung. Stops it once, copies its
  * script stack, lets it go, then names the frames from its live memory and
  * prints them innermost first, with Zeek's network time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "views/rec_top.h"
 #include "base/rec_constants.h"
 

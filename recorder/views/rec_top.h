@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zeek-spy-record --top: a live view of the hottest script functions, next
  * to the recording (py-spy top's idea). The session hands it every sample
  * it writes and gives it a moment whenever no target is held; it counts,

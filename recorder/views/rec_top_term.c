@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "views/rec_top_term.h"
 
 #include <errno.h>

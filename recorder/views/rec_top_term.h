@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The terminal of --top: on a terminal, a screen redrawn in place and keys
  * read without Enter; otherwise plain text, one snapshot after another.
  * Whatever it changed is put back by rec_term_end, which the session calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Formats one --top snapshot from counts already ranked: for a terminal
  * (cursor home, each line cut to the width and cleared to its end, the
  * rest of the screen cleared) or as plain text (no escape codes). */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The BPF tick's cost under two builds of the recorder, in alternating
 rounds on one target: on a VM the tick's cost drifts by 2x between hours
 (each tick finds its code, the maps and zeek's pages cold), so a change to

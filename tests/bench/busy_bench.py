@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What sampling costs and how right it stays on a saturated host, and where
 the recorder runs relative to its target on a quiet one. One run, one table.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Workers that come and go under one `--all` recording, as on a sensor whose
 zeek workers restart for weeks: the recorder must record every one, keep its
 memory flat and keep taking new ones (more in all than any fixed table).

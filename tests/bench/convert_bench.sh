@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Converter benchmark on recordings written by zs-gen (tests/tools/zs_gen.c):
 #   - throughput: samples per second converting a 10M-sample recording of
 #     ~1,000 distinct stacks to pprof, without the cache (best of 3 runs);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Times --all's process discovery (rec_discover_scan) on this host: one
  * first scan, which inspects every distinct executable in a sandboxed
  * child, then RESCANS rescans, which must parse nothing and cost a readdir

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """--all rescans at scale: starts N `sleep` processes (default 500) and times
 rec_discover_scan with tests/bench/discover_bench (built as
 BUILD_DIR/tests/discover_bench).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What profiling costs the profiled process, measured in one run on the test
 double of Zeek's fixed CPU-bound workload (tests/target, --iterations N):
 

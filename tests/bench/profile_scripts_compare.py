@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The on-CPU view of a recording against Zeek's own --profile-scripts of
 the same run: for the script functions with the most CPU in Zeek's log,
 each one's share of zeek's CPU time by both.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What profiling costs a real zeek reading real traffic, side by side in one
 run: zeek alone, with the script-only recorder (--no-native) and with native
 frames (--native) (or the recorder options of each --mode), runs alternating (each round rotates the order, so that no

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What each sampler takes from zeek, side by side in one run, from the
 kernel's own per-event accounting rather than wall time (which drowns in a
 VM's noise):

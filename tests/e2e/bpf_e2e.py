@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The BPF sampler (recorder/bpf) on live test doubles, through
 tests/tools/bpf_sample_dump.c (one line per record, then the counters).
 

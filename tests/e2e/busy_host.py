@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """End-to-end tests on a saturated host: the conditions of a production
 sensor, where every core is busy and targets wait for a core to stop.
 

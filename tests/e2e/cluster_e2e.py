@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """End-to-end tests of production use: several zeek processes in one
 recording (one killed and restarted mid-run), rotation under a size cap,
 parts switched by SIGUSR1, the systemd unit's commands,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the converter's shell tests (convert_test.sh, views_test.sh)
 # after they set $build: the binaries, fail and step, the checks that
 # what they need is there, and a work directory removed on exit ($work,

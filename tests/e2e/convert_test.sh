@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # End-to-end test of zeek-spy-convert on recordings written by zs-gen (the
 # test generator, tests/tools/zs_gen.c), whose ground truth is known:
 #   - folded output equals the generator's expected stacks, through the cache;

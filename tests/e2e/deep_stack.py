@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A stack deeper than the recorder keeps (1,024 frames), on every model.
 
     deep_stack.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Differential profiles (zeek-spy-convert --base OLD NEW), checked against
 each profile converted on its own: two synthetic recordings of different
 workloads (zs-gen, two seeds, different lengths, so shares and not counts

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """zeek-spy-record --dump: one look at a zeek that seems hung.
 
     dump_e2e.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Golden recordings: every recording format version ever released must keep
 # converting to exactly the same output. tests/golden/v<N>/ holds a recording
 # of format version N, its summary (`-f summary --top 0`) and its sorted

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Nothing but the reads while a zeek is held: housekeeping (writing
 samples, flushes, rotations, inspecting a new zeek, starting its unwinder)
 never keeps a stopped target waiting.

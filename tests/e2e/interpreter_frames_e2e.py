@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The interpreter's own C++ frames in --native recordings, hidden by
 default and kept with --interpreter-frames.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Native frames that follow their samples: the recorder's unwinder is
 stopped (SIGSTOP) for 1.2 s right after it starts, as a slow one would be
 while it reads the modules' tables, then let go. The samples taken

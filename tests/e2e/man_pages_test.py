@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The man pages (man/*.1) against the programs' --help.
 
 usage: man_pages_test.py BUILD_DIR SOURCE_DIR

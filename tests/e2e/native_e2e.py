@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """--native: zeek's C++ frames and its script frames in one stack.
 
     native_e2e.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """End-to-end tests of the converter's SVG flame graph and speedscope
 outputs, on recordings of the test double of Zeek (tests/target) and of
 zs-gen (tests/tools), checked against the folded stacks of the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """zeek-spy-convert --push against a stand-in for the ingest APIs of Grafana
 Pyroscope and Parca on loopback (tests/tools/push_standin.py; neither is in
 Debian 12's registry): the profile the stand-in received is read

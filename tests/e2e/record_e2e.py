@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """End-to-end tests of zeek-spy-record + zeek-spy-convert against the test
 double of Zeek (tests/target), checked with the real `go tool pprof`.
 

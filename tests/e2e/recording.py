@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A second, independent reader of zeek-spy recordings for the tests (the
 spec is docs/recording-format.md): enough to know when each sample was taken
 and what its innermost script frame was, to check samples one by one against a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """zeek-spy-record --sampler bpf against the test double of Zeek: samples
 taken in the kernel, the target never stopped nor traced.
 

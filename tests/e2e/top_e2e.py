@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """zeek-spy-record --top: the live view, on a terminal (tmux) and on a pipe.
 
     top_e2e.py BUILD_DIR

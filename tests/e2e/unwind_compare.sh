@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The compiled unwind rules against libdwfl's unwinder on the doubles:
 # DWARF and stripped, the frame-stack and CallInfo generations, a Spicy
 # fiber. Every unwind the compiled rules make must equal libdwfl's, and

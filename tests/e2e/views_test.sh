@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # End-to-end test of zeek-spy-convert --view on recordings written by zs-gen
 # (tests/tools/zs_gen.c) as the BPF sampler writes them (format 7, runs of
 # off-CPU samples among the on-CPU ones), whose ground truth is known:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """-O ZAM: the instruction a ZAM-compiled body runs, and the functions ZAM
 inlined into it as frames of their own.
 

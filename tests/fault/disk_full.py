@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: the disk fills up under the recorder.
 
     disk_full.py BUILD_DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers of the fault tests (tests/fault/*.py): the programs under
 test, the test double of Zeek, and the checks that a target was left alone.
 

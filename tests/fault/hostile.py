@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Hostile recordings: the converter must do bounded work and fail clearly.
 
     hostile.py BUILD_DIR [--write-regressions DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Hostile executables: `zeek-spy-record --all` parses the executable of
 every process on the host as root. Processes whose executable exports
 Zeek's symbols but whose DWARF is corrupt, and one whose inspection crashes

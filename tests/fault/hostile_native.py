@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """--native parses the target's modules (ELF, .eh_frame, symbol tables):
 files written by anyone, read by a recorder running as root. The parse runs
 in a sandboxed child, the unwinder; this test checks that it is one and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: the converter is killed (SIGKILL) while it reads, resolves and fills
 its sqlite cache.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: the recorder is killed with SIGKILL at random moments.
 
     kill_recorder.py BUILD_DIR [--kills N] [--seed S]

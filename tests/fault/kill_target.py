@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: the target dies (SIGKILL) or exits normally while being recorded.
 
     kill_target.py BUILD_DIR

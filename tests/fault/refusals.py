@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: every refusal, before and after a process was launched or seized.
 
     refusals.py BUILD_DIR

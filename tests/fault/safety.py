@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Safety of the files zeek-spy writes.
 
     safety.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: targets that cannot reach their stop for a while.
 
     slow_stop.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: SIGTERM, SIGINT and SIGHUP at random moments, start-up included.
 
     stop_signals.py BUILD_DIR [--runs N] [--seed S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault: profiling must not change what the target does.
 
     target_output.py BUILD_DIR [--iterations N]

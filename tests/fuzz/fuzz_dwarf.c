@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: an executable's bytes -> zs_dwarf_layout_from (the classes
  * and members of Zeek's interpreter found in its DWARF), as the recorder's
  * inspector runs it on an executable that exports Zeek's symbols. Only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: an executable's bytes -> zs_elf_lookup_fd (symbols, build-id,
  * PIE and first PT_LOAD) and zs_elf_read_fd (a symbol's bytes, and an
  * address the input picks), as the recorder's inspector runs them on every

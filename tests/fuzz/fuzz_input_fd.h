@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ELF and DWARF fuzz targets parse files, not buffers: each input is
  * written to one memory file (memfd) that is rewritten per input, so that
  * no disk is touched and the code under test reads it through an fd as the

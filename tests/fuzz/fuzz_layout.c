@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: bytes -> zs_layout_parse, as the converter parses the layout
  * text stored in a (possibly hostile) recording and the recorder a --layout
  * file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: a lying unwinder -> rec_native_collect -> rec_output_native
  * -> a recording -> zs_reader.
  *

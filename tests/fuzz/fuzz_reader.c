@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: bytes -> zs_reader_open_memory -> every record.
  *
  * The input is either a recording as it would lie on disk (first byte even)

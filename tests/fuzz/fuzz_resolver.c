@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: bytes -> a snapshot image + a built-in layout -> the resolver,
  * as the converter runs it on a hostile recording's snapshot.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Regenerates the fuzz seed corpus (tests/fuzz/corpus/) from a normal build:
 
     tests/fuzz/make_corpus.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Regenerates the seeds of the ELF and DWARF fuzz targets:
 
     tests/fuzz/make_elf_corpus.py

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes fuzz_native's inputs (the format is in fuzz_native.c):
 
     tests/fuzz/make_native_corpus.py

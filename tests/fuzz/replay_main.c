@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Replays saved inputs through a fuzz target's LLVMFuzzerTestOneInput without
  * libFuzzer, so the normal build (gcc, and the sanitizer build) re-runs every
  * crash ever found and the seed corpus:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every libFuzzer target for SECONDS each (default 60), starting from the
 # committed seed corpus; fails when any finds a crash. (The saved regressions
 # are replayed by ctest instead: the decompression bombs among them would make

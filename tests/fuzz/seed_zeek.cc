@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // The smallest zeek-like executable for the ELF and DWARF fuzz seeds
 // (make_elf_corpus.py): the test double's interpreter classes and exported
 // globals of one generation (-DZEEK_GEN=30, 80 or 82), and nothing else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // layout_zeek30.h - interpreter objects of the Zeek 3.0 layout generation,
 // as reproduced by zeek-double (a TEST DOUBLE of Zeek, not Zeek).
 //

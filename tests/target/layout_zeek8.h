@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // layout_zeek8.h - interpreter objects of the Zeek 8.0 and 8.2 layout
 // generations, as reproduced by zeek-double (a TEST DOUBLE of Zeek, not Zeek).
 //

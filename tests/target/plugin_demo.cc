@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // A Zeek plugin as zeek-double loads it with --plugin: a shared library
 // dlopen'ed while the process runs (after a recording may have started),
 // whose packet analysis is native work outside any script frame. Built

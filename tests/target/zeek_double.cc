@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // zeek_double.cc - zeek-double, a TEST DOUBLE of Zeek's script interpreter for
 // zeek-spy's tests. This is NOT Zeek and contains no Zeek code.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bpf-sample-dump: the BPF sampler (recorder/bpf) on one live zeek, one
  * line per record it sends.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A stand-in for the ingest APIs of Grafana Pyroscope and Parca on
 loopback, for tests: neither can be installed here (not in Debian 12). It
 takes what each documents:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* unwind-compare: the compiled unwind rules (recorder/rec_cfi.c) checked
  * against libdwfl's unwinder, the oracle, on a live process.
  *

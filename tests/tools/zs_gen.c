@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs-gen: writes a synthetic zeek-spy recording, for tests and benchmarks.
  *
  * It is a test tool, not a recorder: no process is attached. It lays out, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "zs_gen_native.h"
 
 #include <string.h>

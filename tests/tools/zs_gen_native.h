@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs-gen --native: the native (C++) frames of a --native recording of a
  * Zeek 8.2 around the generated script frames, under real mangled names
  * (Zeek's interpreter, its values, libstdc++, libc), so that the

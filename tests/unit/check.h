@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The unit tests' one assertion: report and count a failure, keep going. */
 #ifndef CHECK_H
 #define CHECK_H

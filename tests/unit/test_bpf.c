@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_bpf's parts that need no kernel: the refusal of kernels that freeze
  * on bpf_probe_read_user, the parameters taken from each built-in layout,
  * reading a record's CallInfo and Frame bytes, the counters' names. (The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The converter's sqlite cache (converter/conv_cache.c), on real sqlite files
  * in a temporary directory: round trips, replacement, atomic stores, the
  * default location, setting aside bad files, two writers at once, and load

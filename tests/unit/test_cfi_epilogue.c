@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The compiled unwind rules (recorder/rec_cfi.c) on a leaf stopped at the
  * `ret` of a frame-pointer function, under a caller that uses rbp as its
  * frame pointer: the state of libbroker's prometheus-cpp code (built -O0)

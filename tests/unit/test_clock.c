@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_clock: each block of ticks holds exactly the rate's count, in order,
  * inside the block; the gaps are those of random arrivals (about 9.5 % of
  * them shorter than a tenth of the period, as for a Poisson process, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs_cmdline_zam: which zeek command lines compile scripts with ZAM. */
 #include <stdio.h>
 

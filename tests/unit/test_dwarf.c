@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs_dwarf: the layout read from a target's DWARF equals the built-in layout
  * of its Zeek generation, and a copy without debug info is refused.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conv_escape: any bytes from a recording become valid XML text or a valid
  * JSON string; UTF-8 is checked strictly (overlong forms, surrogates and
  * the XML-forbidden U+FFFE/U+FFFF become U+FFFD). */

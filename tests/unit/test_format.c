@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The recording format: every record type written by zs_writer comes back
  * unchanged from zs_reader, from a file and from memory, in one frame or one
  * frame per record; and every kind of bad input gives its own error naming

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_inspect: what the recorder believes of its sandboxed inspector.
  *
  * The child that parses an executable may have been subverted by the very

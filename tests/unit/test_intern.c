@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs_intern (FNV-1a, the 64-bit mixer, the intern table), zs_hex, and the
  * two recorder sets built on the table (rec_addrset, rec_stacks). */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conv_interpreter: Zeek's interpreter functions recognised by their
  * names as a --native recording gives them (symbols demangled, with their
  * parameters; DWARF names of inlined functions without; clone suffixes),

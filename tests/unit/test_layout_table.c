@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The built-in layout table: every supported Zeek series resolves, each
  * layout is consistent and survives the text format, the verified entries
  * keep their numbers, the model switches at 8.1, unknown versions fail. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs_maps: lines of /proc/PID/maps as the kernel writes them, and lines it
  * does not. */
 #include <string.h>

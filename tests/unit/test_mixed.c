@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_mixed_stack: script frames in the place of their interpreter
  * activations (counted, or by their Frames' addresses), the interpreter's plumbing between two of them kept in place;
  * a mismatch keeps the script frames and the native leaf; a

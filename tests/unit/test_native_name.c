@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conv_native_name: a native frame's name as the outputs show it. Code
  * without a symbol is one function of its module, "[vdso]", however the
  * recorder that wrote it named it (earlier ones: "[[vdso]+0x7bd]", by

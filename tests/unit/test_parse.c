@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs_parse: the command-line numbers of both programs, and their messages. */
 #include <string.h>
 

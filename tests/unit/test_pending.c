@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The way of a sample from the ring to the file, with a real rec_output
  * and the recording read back by zs_reader: the samples of several targets
  * in take order, a sample that stands for ticks its late stop owed written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conv_pprof: write a hand-built profile, gunzip and decode it back with
  * protobuf-c, and check what a pprof client would see. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_ptrace: the tracee state machine on real children (real ptrace, run
  * as root or with the children's tracer rights). Each child counts its
  * loops in memory shared with this process, so "it runs" and "it is held"

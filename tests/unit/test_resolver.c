@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zs_resolver against hand-built snapshot images of Zeek 3.0.1-like and
  * 8.0-like objects (laid out by the built-in layouts): names, BiFs, the
  * running body of a multi-body event, lines of outer and inner frames,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conv_shorten: real demangled libstdc++ and Zeek names (mangled as g++
  * emits them, demangled by conv_demangle as the converter does) shortened
  * for labels: template arguments and parameters elided, return types

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rec_top_format: a plain snapshot has no escape codes and the shares of
  * each window; a terminal snapshot starts at home, cuts every line to the
  * width, draws no more lines than the height and clears the rest. */
