@@ -4,6 +4,7 @@
 #include "zs_bsearch.h"
 #include "conv_demangle.h"
 #include "conv_interpreter.h"
+#include "conv_symver.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -21,11 +22,12 @@
 
 /* Bumped whenever resolution or naming changes, so old cache entries are not
  * served for a converter that would now produce different output. */
-#define RESOLVER_GENERATION "r6" /* r2: normalized script paths; r3: native mappings;
+#define RESOLVER_GENERATION "r7" /* r2: normalized script paths; r3: native mappings;
                                    r4: native file:line and inlined frames;
                                    r5: the interpreter inside the innermost
                                    script frame hidden; r6: code without a
-                                   symbol named after its module */
+                                   symbol named after its module; r7: native
+                                   names without their symbol versions */
 
 /* Stack ids are dense from 0 in a recording; this bounds a hostile one. A
  * recording of more processes than this is not one a recorder wrote (each
@@ -69,6 +71,11 @@ typedef struct process {
     size_t nclock, clock_cap;
     char **symbols;   /* native function names by SYMBOL id (format 2) */
     size_t nsymbols;
+    /* How native names are shown (conv_symver.h): a recorder that wrote
+     * them plain chose them (names_plain); an older one's keep their
+     * version where keep_version[id] says so. */
+    int names_plain;
+    unsigned char *keep_version; /* by SYMBOL id, nsymbols of them */
     /* Format 3: modules and native locations by id (dense: the reader
      * checked their order). */
     zs_module *modules; /* strings owned */
@@ -103,6 +110,7 @@ struct conv_reading {
      * header's sampler is not ptrace). cpu_view: off-CPU samples are left
      * out (--view cpu); key_cpu_view: the cache key was made for that view. */
     int marked, cpu_view, key_cpu_view;
+    int names_plain; /* the header's native_names=plain: the recorder chose each name */
     const conv_filter *filter;
     raw_stack *stacks;
     size_t nstacks;   /* allocated entries */
@@ -157,6 +165,8 @@ static int set_header(reading *rd, const zs_record *rec, zs_error *err)
         conv_set_string(&m->recorder_version, zs_kv_get(kv, n, "recorder_version")))
         return zs_fail(err, ZS_E_NOMEM, "%s: header", rd->path);
     m->start_wall_ns = wall ? strtoll(wall, NULL, 10) : 0;
+    const char *names = zs_kv_get(kv, n, "native_names");
+    rd->names_plain = names && !strcmp(names, "plain");
     /* Before format 7 every recording was the ptrace sampler's: wall-clock. */
     const char *sampler = zs_kv_get(kv, n, "sampler");
     const char *off_cpu = zs_kv_get(kv, n, "off_cpu");
@@ -509,13 +519,17 @@ static int add_lines(reading *rd, const zs_record *rec, zs_error *err)
     return 0;
 }
 
-/* A native frame's name: its symbol, demangled (conv_native_name). */
+/* A native frame's name: its symbol without its version where the
+ * recording leaves no doubt (conv_symver.h), demangled (conv_native_name). */
 static zs_frame_info native_frame(const process *p, uint64_t id)
 {
     const char *mangled = p && id < p->nsymbols ? p->symbols[id] : NULL;
     char *name = NULL;
     if (mangled) {
-        name = conv_native_name(mangled);
+        int keep = p->names_plain || (p->keep_version && p->keep_version[id]);
+        char *plain = conv_symver_shown(mangled, keep);
+        name = plain ? conv_native_name(plain) : NULL;
+        free(plain);
     } else {
         char buf[64];
         snprintf(buf, sizeof buf, "[native symbol %" PRIu64 "]", id);
@@ -774,14 +788,59 @@ static int resolve_stack(reading *rd, raw_stack *s, uint32_t *locs, zs_error *er
     return add_resolved(rd, s, (uint32_t)proc, locs, nlocs, err);
 }
 
+/* Which of p's native names keep their version: those another function
+ * of the same module would share without it. From the recording alone
+ * (its LOCATIONs' names and modules; format 2's names, which have no
+ * module), so that its names never depend on what else is converted. -1
+ * when out of memory. */
+static int versions_kept(const reading *rd, process *p)
+{
+    p->names_plain = rd->names_plain;
+    if (p->names_plain || !p->nsymbols)
+        return 0;
+    size_t n = rd->format_version >= 3 ? p->nlocations : p->nsymbols, m = 0;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    const char **modules = malloc((n ? n : 1) * sizeof *modules);
+    size_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    unsigned char *keep = malloc(n ? n : 1);
+    int rc = -1;
+    if (!names || !modules || !ids || !keep || !(p->keep_version = calloc(p->nsymbols, 1)))
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const zs_native_location *l = rd->format_version >= 3 ? &p->locations[i] : NULL;
+        uint64_t id = l ? l->symbol : i;
+        if (id >= p->nsymbols || !p->symbols[id])
+            continue;
+        names[m] = p->symbols[id];
+        modules[m] = l && l->module ? p->modules[l->module - 1].path : "";
+        ids[m++] = (size_t)id;
+    }
+    if (conv_symver_shared(names, modules, m, keep))
+        goto out;
+    for (size_t i = 0; i < m; i++)
+        p->keep_version[ids[i]] |= keep[i];
+    rc = 0;
+out:
+    free(names);
+    free(modules);
+    free(ids);
+    free(keep);
+    return rc;
+}
+
 static int resolve_all(reading *rd, zs_error *err)
 {
     /* Each native frame may stand for ZS_MAX_INLINE functions. */
     uint32_t *locs = malloc(ZS_MAX_FRAMES * ZS_MAX_INLINE * sizeof *locs);
     if (!locs)
         return zs_fail(err, ZS_E_NOMEM, "%s: resolving", rd->path);
-    for (size_t i = 0; i < rd->nprocs; i++)
+    for (size_t i = 0; i < rd->nprocs; i++) {
         zs_image_seal(rd->procs[i].image);
+        if (versions_kept(rd, &rd->procs[i])) {
+            free(locs);
+            return zs_fail(err, ZS_E_NOMEM, "%s: native names", rd->path);
+        }
+    }
     int rc = 0;
     for (size_t i = 0; i < rd->nstacks && rc == 0; i++)
         if (rd->stacks[i].defined && rd->stacks[i].count)
@@ -1014,6 +1073,7 @@ void conv_read_close(conv_reading *rd)
         for (size_t k = 0; k < rd->procs[i].nsymbols; k++)
             free(rd->procs[i].symbols[k]);
         free(rd->procs[i].symbols);
+        free(rd->procs[i].keep_version);
         for (size_t k = 0; k < rd->procs[i].nmodules; k++) {
             free((char *)rd->procs[i].modules[k].build_id);
             free((char *)rd->procs[i].modules[k].path);

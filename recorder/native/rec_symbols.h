@@ -3,7 +3,8 @@
  * module's whole symbol table for every address it is asked about: on a
  * real zeek (100,000+ symbols, thousands of distinct PCs in a minute of
  * real traffic) that was most of the unwinder's CPU. Here each module's
- * function symbols are sorted once, when its first PC is named. */
+ * function symbols are sorted once, when its first PC is named, and each
+ * given the one name it is written under (rec_symbol_names.h). */
 #ifndef REC_SYMBOLS_H
 #define REC_SYMBOLS_H
 
@@ -19,10 +20,16 @@ typedef struct rec_symbols {
     size_t n, cap;
 } rec_symbols;
 
-/* The name of the symbol of mod that covers pc (a sized one; of those
- * starting nearest below pc, a global before a weak before a local), or
- * NULL when none does or out of memory (the caller then asks libdwfl, which
- * also knows sizeless symbols). The name lives as long as mod. */
+/* The name of the symbol of mod that covers pc (a sized one starting
+ * nearest below pc; of several there, the alias rec_symbol_order puts
+ * first), as rec_symbol_names.h shows it, or NULL when none does or out of
+ * memory (the caller then asks libdwfl, which also knows sizeless
+ * symbols). *start (if start is not NULL): where that symbol starts, the
+ * function's identity whatever it is called. The name lives as long as
+ * mod's table (until rec_symbols_clear). */
+const char *rec_symbols_find(rec_symbols *s, Dwfl_Module *mod, uint64_t pc, uint64_t *start);
+
+/* rec_symbols_find without the start. */
 const char *rec_symbols_name(rec_symbols *s, Dwfl_Module *mod, uint64_t pc);
 
 /* Forgets every table (the modules changed). */

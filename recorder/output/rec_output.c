@@ -111,6 +111,9 @@ static int write_header(rec_output *o, zs_error *err)
         {"session_id", o->session_id},             {"part", part},
         {"mode", o->c.nonblocking ? "nonblocking" : o->c.sampler ? o->c.sampler : "ptrace"},
         {"sampler", o->c.sampler ? o->c.sampler : "ptrace"},
+        /* Native names are final (recorder/native/rec_symbol_names.h): the
+         * converter does not guess at their versions as for older ones. */
+        {"native_names", "plain"},
         {"off_cpu", "none"}, /* last: only with cpu_only */
     };
     size_t n = sizeof kv / sizeof kv[0] - !o->c.cpu_only;

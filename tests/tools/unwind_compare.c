@@ -8,10 +8,10 @@
  * registers and STACK_BYTES of stack (default 16384, the recorder's copy),
  * resumes it, then unwinds each copy both ways. Prints the samples, how
  * many needed the general path, the mismatches (the first few in full) and
- * the CPU time of each way per unwind; and each distinct PC's name from the
- * sorted symbol tables (recorder/rec_symbols.c) against libdwfl's. Exit
- * status 1 when any unwind made with the compiled rules, or any name,
- * differs from libdwfl's. */
+ * the CPU time of each way per unwind; and each distinct PC's function
+ * from the sorted symbol tables (recorder/rec_symbols.c) against libdwfl's.
+ * Exit status 1 when any unwind made with the compiled rules, or any
+ * function, differs from libdwfl's. */
 #include "native/rec_cfi.h"
 #include "native/rec_dwfl_unwind.h"
 #include "native/rec_symbols.h"
@@ -54,8 +54,10 @@ static size_t up_to_fiber_entry(Dwfl *dwfl, const uint64_t *pcs, size_t n)
 }
 
 /* Names the frames with the sorted tables (rec_symbols.c) and with
- * libdwfl; counts the PCs named and those named differently (the first
- * few shown), each PC once. */
+ * libdwfl; counts the PCs named and those put in different functions (the
+ * first few shown), each PC once. A function is its symbol's start: of its
+ * aliases the tables name it by a fixed rule (rec_symbol_names.h),
+ * without its version, libdwfl by whichever its table lists first. */
 static void compare_names(Dwfl *dwfl, rec_symbols *syms, const uint64_t *pcs, size_t n, long *named,
                           long *differ, long *fallback)
 {
@@ -71,14 +73,16 @@ static void compare_names(Dwfl *dwfl, rec_symbols *syms, const uint64_t *pcs, si
         GElf_Off off;
         GElf_Sym sym;
         const char *theirs = dwfl_module_addrinfo(mod, pcs[i], &off, &sym, NULL, NULL, NULL);
-        const char *mine = rec_symbols_name(syms, mod, pcs[i]);
+        uint64_t start = 0;
+        const char *mine = rec_symbols_find(syms, mod, pcs[i], &start);
         (*named)++;
         if (!mine) {
             (*fallback)++;
-        } else if (!theirs || strcmp(mine, theirs)) {
+        } else if (!theirs || start != pcs[i] - off) {
             if ((*differ)++ < SHOWN_MISMATCHES)
-                fprintf(stderr, "unwind-compare: pc 0x%llx named %s, by libdwfl %s\n",
-                        (unsigned long long)pcs[i], mine, theirs ? theirs : "(none)");
+                fprintf(stderr, "unwind-compare: pc 0x%llx named %s (at 0x%llx), by libdwfl %s (at 0x%llx)\n",
+                        (unsigned long long)pcs[i], mine, (unsigned long long)start,
+                        theirs ? theirs : "(none)", (unsigned long long)(pcs[i] - off));
         }
     }
 }

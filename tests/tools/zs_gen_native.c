@@ -39,7 +39,8 @@ enum {
 
 static const native_fn FNS[NFNS] = {
     [F_START] = {"_start", "_start", 0, ZEEK},
-    [F_LIBC_START_MAIN] = {"__libc_start_main@@GLIBC_2.34", "__libc_start_main@@GLIBC_2.34", 0, LIBC},
+    /* An older recorder's versioned name: shown without its version. */
+    [F_LIBC_START_MAIN] = {"__libc_start_main@@GLIBC_2.34", "__libc_start_main", 0, LIBC},
     [F_MAIN] = {"main", "main", 0, ZEEK},
     [F_RUN_LOOP] = {"_ZN4zeek9run_state8run_loopEv", "zeek::run_state::run_loop()", 0, ZEEK},
     [F_DRAIN] = {"_ZN4zeek8EventMgr5DrainEv", "zeek::EventMgr::Drain()", 0, ZEEK},
