@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* zeek-spy-convert: the command line. The work is in conv_*.c. */
+/* zeek-spy-convert: the command line. The work is in the folders beside it,
+ * one per role (converter/README.md). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -9,18 +10,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "conv_cache.h"
-#include "conv_folded.h"
-#include "conv_info.h"
-#include "conv_output.h"
-#include "conv_pprof.h"
-#include "conv_profile.h"
-#include "conv_push.h"
-#include "conv_read.h"
-#include "conv_speedscope.h"
-#include "conv_summary.h"
-#include "conv_svg.h"
-#include "conv_watch.h"
+#include "cache/conv_cache.h"
+#include "output/conv_folded.h"
+#include "output/conv_output.h"
+#include "output/conv_pprof.h"
+#include "output/conv_speedscope.h"
+#include "output/conv_summary.h"
+#include "output/conv_svg.h"
+#include "profile/conv_profile.h"
+#include "push/conv_push.h"
+#include "push/conv_watch.h"
+#include "read/conv_info.h"
+#include "read/conv_read.h"
 #include "zs_format.h"
 #include "zs_parse.h"
 #include "zs_version.h"

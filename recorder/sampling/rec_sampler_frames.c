@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The ptrace sampler's last read of the window, by model: what each frame
  * is executing (rec_model.h decodes it). */
-#include <limits.h>
+#include "sampling/rec_sampler_frames.h"
 
-#include "sampling/rec_sampler_priv.h"
+#include <limits.h>
 
 /* Frame-stack model (3.0-8.0): the innermost Frame's next_stmt, and the
  * headers again when nonblocking, to catch a stack that moved meanwhile. */

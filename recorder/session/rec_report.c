@@ -287,10 +287,10 @@ int rec_report_end(const session *s, zs_error *err)
     double target_secs = secs * (double)(sampled ? sampled : 1);
     report_summary(&r, secs, target_secs);
     char bpf[768];
-    int lost = s->o->bpf ? rec_bpf_feed_describe(s, 0, bpf, sizeof bpf) : -1;
+    int lost = s->o->bpf ? rec_bpf_sampler_describe(s, 0, bpf, sizeof bpf) : -1;
     if (lost >= 0) /* a detail, unless reads failed or records were lost */
         report_line(&r, !lost, 0, "%s", bpf);
-    if (s->o->bpf && rec_bpf_feed_describe(s, 1, bpf, sizeof bpf) == 0)
+    if (s->o->bpf && rec_bpf_sampler_describe(s, 1, bpf, sizeof bpf) == 0)
         report_line(&r, 1, 0, "%s", bpf);
     report_notes(&r);
     report_stops(&r, secs, target_secs, written);

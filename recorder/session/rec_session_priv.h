@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The session's own state, shared by the files of one recording:
  * rec_session.c (start to end: targets prepared, started, released),
- * rec_loop.c (the sampling loop and its housekeeping), rec_pending.c (the
+ * rec_loop.c (the sampling loop and its housekeeping), rec_bpf_feed.c (the
+ * BPF sampler's records, polled into pending order), rec_pending.c (the
  * samples on their way to the recording), rec_slots.c (each target from
- * found to gone) and rec_report.c (what is said). Calls go down that list,
- * never back up. Not an interface for anything else. */
+ * found to gone), rec_report.c (what is said) and rec_bpf_sampler.c (the
+ * BPF sampler chosen, pointed at each target, its counters). Calls go down
+ * that list, never back up. Not an interface for anything else. */
 #ifndef REC_SESSION_PRIV_H
 #define REC_SESSION_PRIV_H
 
@@ -180,16 +182,27 @@ typedef struct session {
     uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 
-/* rec_report.c: what the recorder says (nothing with -q). */
-void rec_say(const struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint64_t rec_since_start_us(const struct session *s, uint64_t ns);
-void rec_report_stats(const struct session *s, uint64_t now); /* -v, once a second */
-/* The end report: a few lines, the details with -v; all of it is written
- * into the recording too (ZS_EV_REPORT events), for --info. */
-int rec_report_end(const struct session *s, zs_error *err);
-/* "N samples; nothing skipped or lost", or what was and why, for pid's
- * line (at the end, or when it goes). */
-void rec_report_losses(const struct session *s, const slot *sl, char *buf, size_t len);
+/* rec_loop.c: samples until told to stop, the duration ends or no target is left. */
+int rec_loop_run(struct session *s, zs_error *err);
+
+/* rec_bpf_feed.c: the BPF sampler's records into the session (s->o->bpf). */
+/* Every record waiting, kept in pending order; -1 when writing failed. */
+int rec_bpf_feed_poll(struct session *s, zs_error *err);
+
+/* rec_pending.c: the samples taken, on their way to the recording. */
+/* Keeps what sl->raw holds (called right after the target was resumed:
+ * decodes and copies, nothing more); with_stack: its registers and stack
+ * were asked for in this window. */
+void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span ticks, int off_cpu);
+/* Hands the capture kept with the last sample (rec_pending_keep's
+ * with_stack) to the unwinder now, while sl->raw's stack is there; the
+ * housekeeping does it for the ptrace sampler. */
+void rec_pending_submit(struct session *s, slot *sl);
+/* Writes the targets' samples, oldest first across all of them: with wait,
+ * all (waiting for their unwinds), else up to the first whose unwind is not
+ * back and that was taken at or after give_up_ns (0: none given up; when a
+ * ring is full, every one). Waits for the answers of a target that is gone. */
+int rec_pending_write(struct session *s, int wait, uint64_t give_up_ns, zs_error *err);
 
 /* rec_slots.c: a slot per target, from found to gone. */
 slot *rec_slot_new(struct session *s, zs_error *err);
@@ -212,32 +225,25 @@ int rec_slots_release_gone(struct session *s, size_t i, zs_error *err);
 /* --all: seizes and records what the scout found since the last call. */
 int rec_slots_adopt(struct session *s, zs_error *err);
 
-/* rec_loop.c: samples until told to stop, the duration ends or no target is left. */
-int rec_loop_run(struct session *s, zs_error *err);
+/* rec_report.c: what the recorder says (nothing with -q). */
+void rec_say(const struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t rec_since_start_us(const struct session *s, uint64_t ns);
+void rec_report_stats(const struct session *s, uint64_t now); /* -v, once a second */
+/* The end report: a few lines, the details with -v; all of it is written
+ * into the recording too (ZS_EV_REPORT events), for --info. */
+int rec_report_end(const struct session *s, zs_error *err);
+/* "N samples; nothing skipped or lost", or what was and why, for pid's
+ * line (at the end, or when it goes). */
+void rec_report_losses(const struct session *s, const slot *sl, char *buf, size_t len);
 
-/* rec_pending.c: the samples taken, on their way to the recording. */
-/* Keeps what sl->raw holds (called right after the target was resumed:
- * decodes and copies, nothing more); with_stack: its registers and stack
- * were asked for in this window. */
-void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span ticks, int off_cpu);
-/* Hands the capture kept with the last sample (rec_pending_keep's
- * with_stack) to the unwinder now, while sl->raw's stack is there; the
- * housekeeping does it for the ptrace sampler. */
-void rec_pending_submit(struct session *s, slot *sl);
-/* Writes the targets' samples, oldest first across all of them: with wait,
- * all (waiting for their unwinds), else up to the first whose unwind is not
- * back and that was taken at or after give_up_ns (0: none given up; when a
- * ring is full, every one). Waits for the answers of a target that is gone. */
-int rec_pending_write(struct session *s, int wait, uint64_t give_up_ns, zs_error *err);
-
-/* rec_bpf_feed.c: the BPF sampler's side of the session (s->o->bpf). */
-int rec_bpf_feed_add(struct session *s, slot *sl, zs_error *err);
-void rec_bpf_feed_remove(struct session *s, slot *sl);
-/* Every record waiting, kept in pending order; -1 when writing failed. */
-int rec_bpf_feed_poll(struct session *s, zs_error *err);
+/* rec_bpf_sampler.c: the BPF sampler's side of each target (s->o->bpf). */
+/* The kernel samples sl's main thread; with_stack: its records carry the
+ * registers and a stack copy (rec_slot_wants_stack). */
+int rec_bpf_sampler_add(struct session *s, slot *sl, int with_stack, zs_error *err);
+void rec_bpf_sampler_remove(struct session *s, slot *sl);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read; else for the summary line 1 when reads
  * failed or records were lost (worth saying without -v), 0 when not. */
-int rec_bpf_feed_describe(const struct session *s, int detail, char *buf, size_t len);
+int rec_bpf_sampler_describe(const struct session *s, int detail, char *buf, size_t len);
 
 #endif

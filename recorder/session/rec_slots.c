@@ -54,7 +54,7 @@ int rec_slot_inspect(session *s, slot *sl, pid_t pid, zs_error *err)
 int rec_slot_seize(session *s, slot *sl, zs_error *err)
 {
     if (s->o->bpf) {
-        sl->bpf_added = rec_bpf_feed_add(s, sl, err) == 0;
+        sl->bpf_added = rec_bpf_sampler_add(s, sl, rec_slot_wants_stack(s, sl), err) == 0;
         return sl->bpf_added ? 0 : -1;
     }
     return s->o->nonblocking ? 0 : rec_ptrace_seize(&sl->tracee, sl->target.pid, 0, err);
@@ -127,7 +127,7 @@ static int prepare_bpf(session *s, slot *sl, zs_error *err)
         return zs_fail(err, ZS_E_NOMEM, "sampler");
     start_native(s, sl);
     if (!sl->bpf_added) { /* launched: traced only to catch its exec */
-        if (rec_bpf_feed_add(s, sl, err))
+        if (rec_bpf_sampler_add(s, sl, rec_slot_wants_stack(s, sl), err))
             return -1;
         sl->bpf_added = 1;
     }
@@ -227,7 +227,7 @@ int rec_slots_release_gone(session *s, size_t i, zs_error *err)
     rec_output_drop_process(s->out, sl->target.pid);
     s->gone_samples += sl->taken + sl->credited + sl->away;
     if (sl->bpf_added)
-        rec_bpf_feed_remove(s, sl);
+        rec_bpf_sampler_remove(s, sl);
     s->gone_reads += sl->reads;
     s->gone_targets++;
     s->gone_copied += sl->stack_copied;

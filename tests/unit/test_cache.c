@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The converter's sqlite cache (converter/conv_cache.c), on real sqlite files
+/* The converter's sqlite cache (converter/cache/conv_cache.c), on real sqlite files
  * in a temporary directory: round trips, replacement, atomic stores, the
  * default location, setting aside bad files, two writers at once, and load
  * speed. */
 #include "check.h"
 #include "cache_schema.h"
-#include "conv_cache.h"
+#include "cache/conv_cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>

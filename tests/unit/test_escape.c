@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "conv_escape.h"
-#include "conv_profile.h"
+#include "output/conv_escape.h"
+#include "profile/conv_profile.h"
 
 static char *capture(void (*put)(FILE *, const char *, size_t), const char *s, size_t max)
 {

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "conv_demangle.h"
-#include "conv_interpreter.h"
+#include "names/conv_demangle.h"
+#include "names/conv_interpreter.h"
 
 static void expect(const char *name, int want)
 {

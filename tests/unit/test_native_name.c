@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "conv_demangle.h"
+#include "names/conv_demangle.h"
 
 static void expect(const char *symbol, const char *want)
 {

@@ -10,8 +10,8 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "conv_pprof.h"
-#include "conv_profile.h"
+#include "output/conv_pprof.h"
+#include "profile/conv_profile.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

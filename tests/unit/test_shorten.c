@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "conv_demangle.h"
-#include "conv_shorten.h"
+#include "names/conv_demangle.h"
+#include "output/conv_shorten.h"
 
 static void expect(const char *name, const char *want)
 {

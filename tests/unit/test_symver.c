@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "conv_symver.h"
+#include "names/conv_symver.h"
 
 static void expect_shown(const char *name, int keep, const char *want)
 {
