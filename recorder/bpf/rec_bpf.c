@@ -39,6 +39,7 @@ typedef struct target {
     rec_bpf_target value; /* as in its slot of zs_slots */
     int perf_fd;           /* the link closes it */
     struct bpf_link *link;
+    struct bpf_link *due;  /* off-CPU samples when due: zs_due on this thread alone */
 } target;
 
 struct rec_bpf {
@@ -49,8 +50,11 @@ struct rec_bpf {
     target targets[MAX_TARGETS];
     size_t ntargets;
     uint64_t malformed;
-    /* What the running kernel offers (zs_sampler.bpf.c's zs_have_*). */
+    /* What the running kernel offers (zs_sampler.bpf.c's zs_have_*), and
+     * how off-CPU samples are taken. */
     int have_cookie, have_task_pt_regs;
+    rec_bpf_offcpu offcpu;
+    char due_refused[200]; /* why not when due, where the kernel said */
     /* The poll under way. */
     rec_bpf_cb cb;
     void *cb_ctx;
@@ -98,6 +102,8 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_LEAVE_NS] = "leave_ns",
     [REC_BPF_C_RETURN_NS] = "return_ns",
     [REC_BPF_C_STACK_SHORT] = "stack_short",
+    [REC_BPF_C_DUE_ON_CPU] = "due_on_cpu",
+    [REC_BPF_C_DUE_RAN] = "due_ran",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_SHAPE] = "bad_shape",
@@ -272,6 +278,57 @@ static int on_record(void *ctx, void *data, size_t len)
     return b->cb(b->cb_ctx, ev, len);
 }
 
+/* Opens and loads the kernel side with off-CPU samples taken as offcpu
+ * says: the tick, and zs_due or zs_switch (attached here: it runs for
+ * everyone's switches) or neither. */
+static int load(rec_bpf *b, unsigned flags, rec_bpf_offcpu offcpu, zs_error *err)
+{
+    first_warning[0] = '\0';
+    if (!(b->skel = zs_sampler__open()))
+        return zs_fail(err, ZS_E_NO_BPF, "cannot open the BPF object: %s", strerror(errno));
+    bpf_map__set_max_entries(b->skel->maps.zs_slot_of, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_slots, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_counters, (uint32_t)b->ncpus);
+    bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
+    bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
+    bpf_program__set_autoload(b->skel->progs.zs_switch, offcpu == REC_BPF_OFFCPU_SWITCH);
+    bpf_program__set_autoload(b->skel->progs.zs_due, offcpu == REC_BPF_OFFCPU_DUE);
+    b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
+    probe_features(b, (flags & REC_BPF_LEGACY) != 0);
+    b->offcpu = offcpu;
+    if (zs_sampler__load(b->skel))
+        return zs_fail(err, ZS_E_NO_BPF, "the kernel refused the BPF programs: %s",
+                       first_warning[0] ? first_warning : strerror(errno));
+    if (offcpu == REC_BPF_OFFCPU_SWITCH &&
+        !(b->skel->links.zs_switch = bpf_program__attach(b->skel->progs.zs_switch)))
+        return zs_fail(err, ZS_E_NO_BPF, "cannot attach to sched_switch: %s",
+                       first_warning[0] ? first_warning : strerror(errno));
+    return 0;
+}
+
+/* zs_due on one thread, tid (the task iterator's parameter: 6.1). */
+static struct bpf_link *attach_due(rec_bpf *b, pid_t tid)
+{
+    union bpf_iter_link_info info;
+    memset(&info, 0, sizeof info);
+    info.task.tid = (uint32_t)tid;
+    LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof info);
+    return bpf_program__attach_iter(b->skel->progs.zs_due, &opts);
+}
+
+/* Whether zs_due attaches to one thread here: tried on our own. */
+static int check_due_attaches(rec_bpf *b, zs_error *err)
+{
+    first_warning[0] = '\0';
+    struct bpf_link *l = attach_due(b, (pid_t)syscall(SYS_gettid));
+    if (!l)
+        return zs_fail(err, ZS_E_NO_BPF, "cannot attach a task iterator to one thread: %s",
+                       first_warning[0] ? first_warning : strerror(errno));
+    bpf_link__destroy(l);
+    return 0;
+}
+
 rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
 {
     if (hz == 0 || hz > 100000) {
@@ -293,31 +350,20 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
         zs_fail(err, ZS_E_NO_BPF, "cannot count the possible CPUs");
         goto fail;
     }
-    if (!(b->skel = zs_sampler__open())) {
-        zs_fail(err, ZS_E_NO_BPF, "cannot open the BPF object: %s", strerror(errno));
-        goto fail;
+    rec_bpf_offcpu want = flags & REC_BPF_NO_OFFCPU                                   ? REC_BPF_OFFCPU_NONE
+                          : (flags & REC_BPF_OFFCPU_WHEN_DUE) && !(flags & REC_BPF_LEGACY) ? REC_BPF_OFFCPU_DUE
+                                                                                      : REC_BPF_OFFCPU_SWITCH;
+    zs_error why_not = {0};
+    if (want == REC_BPF_OFFCPU_DUE &&
+        (load(b, flags, want, &why_not) || check_due_attaches(b, &why_not))) {
+        /* Before 6.1 (sleepable task iterators of one thread): at each switch. */
+        snprintf(b->due_refused, sizeof b->due_refused, "%.180s", why_not.detail);
+        zs_sampler__destroy(b->skel);
+        b->skel = NULL;
+        want = REC_BPF_OFFCPU_SWITCH;
     }
-    bpf_map__set_max_entries(b->skel->maps.zs_slot_of, MAX_TARGETS);
-    bpf_map__set_max_entries(b->skel->maps.zs_slots, MAX_TARGETS);
-    bpf_map__set_max_entries(b->skel->maps.zs_counters, (uint32_t)b->ncpus);
-    bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
-    bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
-    bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
-    if (flags & REC_BPF_NO_OFFCPU)
-        bpf_program__set_autoload(b->skel->progs.zs_switch, false);
-    b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
-    probe_features(b, (flags & REC_BPF_LEGACY) != 0);
-    if (zs_sampler__load(b->skel)) {
-        zs_fail(err, ZS_E_NO_BPF, "the kernel refused the BPF programs: %s",
-                first_warning[0] ? first_warning : strerror(errno));
+    if (!b->skel && load(b, flags, want, err))
         goto fail;
-    }
-    if (!(flags & REC_BPF_NO_OFFCPU) &&
-        !(b->skel->links.zs_switch = bpf_program__attach(b->skel->progs.zs_switch))) {
-        zs_fail(err, ZS_E_NO_BPF, "cannot attach to sched_switch: %s",
-                first_warning[0] ? first_warning : strerror(errno));
-        goto fail;
-    }
     b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.zs_ring), on_record, b, NULL);
     if (!b->ring) {
         zs_fail(err, ZS_E_NO_BPF, "cannot map the BPF ring buffer: %s", strerror(errno));
@@ -383,6 +429,7 @@ static void unmap_target(rec_bpf *b, const target *t)
 
 static void forget(rec_bpf *b, target *t)
 {
+    bpf_link__destroy(t->due);
     bpf_link__destroy(t->link);
     unmap_target(b, t);
     *t = b->targets[--b->ntargets];
@@ -404,7 +451,8 @@ uint64_t rec_bpf_period_ns(const rec_bpf *b) { return b->period_ns; }
 
 size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max)
 {
-    struct bpf_program *progs[] = {b->skel->progs.zs_tick, b->skel->progs.zs_switch};
+    struct bpf_program *progs[] = {b->skel->progs.zs_tick, b->skel->progs.zs_switch,
+                                   b->skel->progs.zs_due};
     size_t n = 0;
     for (size_t i = 0; i < sizeof progs / sizeof *progs && n < max; i++) {
         struct bpf_prog_info info;
@@ -512,6 +560,7 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
     t->slot = slot;
     t->value = value;
     t->link = NULL;
+    t->due = NULL;
 
     struct bpf_map *offcpu = b->skel->maps.zs_offcpu;
     void *off = calloc(1, bpf_map__value_size(offcpu));
@@ -546,7 +595,37 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot attach to thread %d's perf event: %s",
                        (int)tid, first_warning[0] ? first_warning : strerror(e));
     }
+    if (b->offcpu == REC_BPF_OFFCPU_DUE && !(t->due = attach_due(b, tid))) {
+        int e = errno;
+        forget(b, t);
+        return zs_fail(err, e == ESRCH ? ZS_E_NO_PROCESS : ZS_E_NO_BPF,
+                       "BPF sampler: cannot attach the off-CPU sampler to thread %d: %s", (int)tid,
+                       first_warning[0] ? first_warning : strerror(e));
+    }
     return 0;
+}
+
+rec_bpf_offcpu rec_bpf_offcpu_mode(const rec_bpf *b) { return b->offcpu; }
+
+const char *rec_bpf_due_refused(const rec_bpf *b) { return b->due_refused; }
+
+int rec_bpf_due(rec_bpf *b)
+{
+    int failed = 0;
+    for (size_t i = 0; i < b->ntargets; i++) {
+        if (!b->targets[i].due)
+            continue;
+        /* Reading the iterator runs zs_due on the thread; it prints nothing. */
+        int fd = bpf_iter_create(bpf_link__fd(b->targets[i].due));
+        char buf[64];
+        ssize_t got = 0;
+        while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0)
+            ;
+        failed += fd < 0 || got < 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    return failed;
 }
 
 int rec_bpf_remove_target(rec_bpf *b, pid_t tid)

@@ -19,10 +19,18 @@
 
 typedef struct rec_bpf rec_bpf;
 
+/* How off-CPU samples are taken. */
+typedef enum rec_bpf_offcpu {
+    REC_BPF_OFFCPU_NONE,   /* not at all (--cpu-only) */
+    REC_BPF_OFFCPU_DUE,    /* when due: user space runs zs_due at each tick of the wall clock (6.1+) */
+    REC_BPF_OFFCPU_SWITCH, /* at each switch of the host: zs_switch (the default) */
+} rec_bpf_offcpu;
+
 enum rec_bpf_open_flags {
     REC_BPF_NO_OFFCPU = 1 << 0,   /* ticks only: no program on sched_switch */
     REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks, leaves, returns (counters) */
-    REC_BPF_LEGACY = 1 << 2,      /* the variant of kernels before 5.15, on any kernel (tests) */
+    REC_BPF_LEGACY = 1 << 2,      /* the variants of kernels before 5.15, on any kernel (tests) */
+    REC_BPF_OFFCPU_WHEN_DUE = 1 << 3, /* off-CPU samples when due where the kernel can (a trial) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
@@ -46,6 +54,16 @@ int rec_bpf_params_of(const rec_target *t, size_t max_frames, rec_bpf_params *ou
  * reason on parameters beyond the kernel side's bounds, a thread already
  * sampled, a full map, or a perf event the kernel refuses. */
 int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p, zs_error *err);
+
+/* How off-CPU samples are taken here (the kernel's offers and flags), and
+ * why not when due where it fell back to the switches ("" otherwise). */
+rec_bpf_offcpu rec_bpf_offcpu_mode(const rec_bpf *b);
+const char *rec_bpf_due_refused(const rec_bpf *b);
+
+/* REC_BPF_OFFCPU_DUE: an off-CPU sample of each target thread that is
+ * away from its CPU now (zs_due), into the ring; one call a tick of the
+ * wall clock. Returns how many threads could not be looked at. */
+int rec_bpf_due(rec_bpf *b);
 
 /* Stops sampling tid (its perf event closed, its map entries gone).
  * Returns -1 when it was not sampled. */
@@ -78,7 +96,7 @@ const char *rec_bpf_counter_name(unsigned which);
 /* Records rec_bpf_poll skipped as malformed. */
 uint64_t rec_bpf_malformed(const rec_bpf *b);
 
-/* The kernel's ids of the programs loaded (zs_tick, and zs_switch unless
+/* The kernel's ids of the programs loaded (zs_tick, and zs_due or zs_switch unless
  * REC_BPF_NO_OFFCPU), as bpftool shows them; returns how many (<= max). */
 size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max);
 

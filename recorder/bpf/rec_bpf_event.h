@@ -128,6 +128,8 @@ enum rec_bpf_counter {
     REC_BPF_C_LEAVE_NS,      /* REC_BPF_SELF_TIMING: time in the leaves */
     REC_BPF_C_RETURN_NS,     /* REC_BPF_SELF_TIMING: in the returns (offcpu + offcpu_short) */
     REC_BPF_C_STACK_SHORT,   /* stack copies cut at a page that could not be read */
+    REC_BPF_C_DUE_ON_CPU,    /* due off-CPU samples of a thread found on its CPU (the ticks') */
+    REC_BPF_C_DUE_RAN,       /* due off-CPU samples dropped: the thread ran while it was read */
     REC_BPF_C_BAD,           /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
     REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
 };

@@ -18,12 +18,34 @@
 #include <linux/types.h>
 #include <stdbool.h>
 
+/* The CPU a task runs or last ran on: in thread_info from 5.16 on x86. */
+struct thread_info {
+    unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+    unsigned long long exec_start; /* the run queue's clock when it last ran or was switched */
+    unsigned long long sum_exec_runtime; /* CPU time, as of its last switch or tick */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+    struct thread_info thread_info;
+    struct sched_entity se;
     unsigned int __state; /* 5.14 on */
     void *stack;          /* the kernel stack; pt_regs at its top */
     unsigned int flags;
+    int on_cpu;
     int pid;
     int tgid;
+    unsigned long nvcsw;  /* voluntary switches away */
+    unsigned long nivcsw; /* involuntary ones */
+} __attribute__((preserve_access_index));
+
+/* A task iterator's context (iter/task, 5.8): the task it visits. */
+struct bpf_iter_meta;
+struct bpf_iter__task {
+    struct bpf_iter_meta *meta;
+    struct task_struct *task;
 } __attribute__((preserve_access_index));
 
 /* Before 5.14, the state was `state`, a long. */

@@ -52,12 +52,18 @@ struct record {
     __u8 data[RECORD_DATA];
 };
 
-/* A thread's off-CPU slot: the record read when it left. */
+/* A thread's off-CPU slot: the record read when it left (zs_switch), or
+ * when a sample was due (zs_due). */
 struct offcpu {
     __u64 left_ns;
     __u64 carry_ns; /* wall time away not yet credited to a tick */
     __u32 pending;  /* rec is to be sent when the thread comes back */
     __u32 how;      /* how_left's flags */
+    /* zs_due: the last look (the wall clock, the thread's CPU time then),
+     * and the time away since not yet credited (negative where a CPU time
+     * read late: the sums telescope). */
+    __u64 looked_ns, looked_cpu_ns;
+    __s64 owed_ns;
     struct record rec;
 };
 
@@ -176,8 +182,13 @@ static __always_inline void count_bad(__u64 *counters, __u32 status)
         counters[REC_BPF_C_BAD + k] += (status >> k) & 1;
 }
 
-static __always_inline int read_user(void *dst, __u64 size, __u64 addr)
+/* A read of zeek's memory: from the current task's (from NULL: a tick, a
+ * leave), or from task from's, which may sleep to fault a page in (an
+ * off-CPU sample when due, a sleepable program). */
+static __always_inline int read_user(struct task_struct *from, void *dst, __u64 size, __u64 addr)
 {
+    if (from)
+        return bpf_copy_from_user_task(dst, size, (const void *)addr, from, 0);
     return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
@@ -185,7 +196,7 @@ static __always_inline int read_user(void *dst, __u64 size, __u64 addr)
  * data (CallInfo first, then the Frames' bytes; offsets masked by ci_mask
  * and data_mask, constants, so that the verifier bounds them). A plain
  * bounded loop (not bpf_loop, 5.17+): kernels from 5.8 accept it. */
-static __always_inline int read_frames(const rec_bpf_target *t, __u8 *data, __u32 n, __u64 ci_bytes,
+static __always_inline int read_frames(struct task_struct *from, const rec_bpf_target *t, __u8 *data, __u32 n, __u64 ci_bytes,
                                        __u32 max_frames, __u64 ci_mask, __u64 data_mask)
 {
     const __u64 ci_size = (__u32)t->p.callinfo_size, ci_frame = (__u32)t->p.callinfo_frame;
@@ -202,7 +213,7 @@ static __always_inline int read_frames(const rec_bpf_target *t, __u8 *data, __u3
          * or gives bytes no one trusts): the flag is what counts. Without
          * branches, so the verifier walks one path an iteration. */
         failed |= (frame == 0) | ((frame & 7) != 0) |
-                  (read_user(data + ((ci_bytes + i * span) & data_mask), span, frame + lo) != 0);
+                  (read_user(from, data + ((ci_bytes + i * span) & data_mask), span, frame + lo) != 0);
     }
     return failed;
 }
@@ -230,8 +241,8 @@ static __always_inline int user_regs(struct task_struct *task, __u64 *regs)
  * below it still unwind. After the script reads, and with what it found
  * kept in the record, not in registers: the verifier then walks what
  * follows once, not once for each way through the copy (a second). */
-static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r,
-                                       struct task_struct *task)
+static __always_inline void copy_stack(struct task_struct *from, const rec_bpf_target *t,
+                                       struct record *r, struct task_struct *task)
 {
     rec_bpf_event *ev = &r->ev;
     const __u64 page = REC_BPF_STACK_PAGE;
@@ -258,7 +269,7 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
         __u64 len = next - at;
         if (len == 0 || len > page)
             break;
-        if (read_user(stack + (ev->stack_len & STACK_MASK), len, at)) {
+        if (read_user(from, stack + (ev->stack_len & STACK_MASK), len, at)) {
             ev->flags |= REC_BPF_F_STACK_SHORT;
             break;
         }
@@ -272,7 +283,8 @@ static __always_inline void copy_stack(const rec_bpf_target *t, struct record *r
  * user space reads it once a second). Returns how many of its CallInfo
  * entries to copy (the outermost: they name the event being handled), 0
  * when none. */
-static __always_inline __u32 read_head(const rec_bpf_target *t, rec_bpf_event *ev)
+static __always_inline __u32 read_head(struct task_struct *from, const rec_bpf_target *t,
+                                       rec_bpf_event *ev)
 {
     const __u64 ci_size = (__u32)t->p.callinfo_size; /* the loader checked: 8..32 */
     const int frame_stack = t->p.model == REC_BPF_MODEL_FRAME_STACK;
@@ -288,7 +300,7 @@ static __always_inline __u32 read_head(const rec_bpf_target *t, rec_bpf_event *e
     ev->stack_len = 0;
     ev->head_len = sizeof *ev;
 
-    if (read_user(ev->cs, sizeof ev->cs, t->p.call_stack + t->p.vector_begin)) {
+    if (read_user(from, ev->cs, sizeof ev->cs, t->p.call_stack + t->p.vector_begin)) {
         bad(ev, REC_BPF_BAD_CALL_STACK);
         return 0;
     }
@@ -313,21 +325,22 @@ static __always_inline __u32 read_head(const rec_bpf_target *t, rec_bpf_event *e
  * next_stmt), into data: at most max_frames of them, offsets masked as in
  * read_frames. Sets ev's n and head_len (the bytes of the record's head to
  * send). */
-static __always_inline void read_body(const rec_bpf_target *t, rec_bpf_event *ev, __u8 *data, __u32 n,
+static __always_inline void read_body(struct task_struct *from, const rec_bpf_target *t,
+                                      rec_bpf_event *ev, __u8 *data, __u32 n,
                                       __u32 max_frames, __u64 ci_mask, __u64 data_mask)
 {
     const __u64 ci_size = (__u32)t->p.callinfo_size;
     __u64 ci_bytes = n * ci_size;
     if (n == 0 || n > max_frames || ci_bytes > ci_mask + 1)
         return;
-    if (read_user(data, ci_bytes, ev->cs[0])) {
+    if (read_user(from, data, ci_bytes, ev->cs[0])) {
         bad(ev, REC_BPF_BAD_CALLINFO);
         return;
     }
     ev->n = n;
 
     if (t->p.model != REC_BPF_MODEL_FRAME_STACK) {
-        if (read_frames(t, data, n, ci_bytes, max_frames, ci_mask, data_mask))
+        if (read_frames(from, t, data, n, ci_bytes, max_frames, ci_mask, data_mask))
             bad(ev, REC_BPF_BAD_FRAME);
         ev->head_len = sizeof *ev + ci_bytes + n * t->frame_span;
         return;
@@ -335,27 +348,27 @@ static __always_inline void read_body(const rec_bpf_target *t, rec_bpf_event *ev
     ev->head_len = sizeof *ev + ci_bytes;
     /* The innermost Frame's next_stmt, as read_frames in
      * rec_model_frame_stack.c. */
-    if (read_user(ev->fs, sizeof ev->fs, t->p.frame_stack + t->p.vector_begin)) {
+    if (read_user(from, ev->fs, sizeof ev->fs, t->p.frame_stack + t->p.vector_begin)) {
         bad(ev, REC_BPF_BAD_FRAME_STACK);
     } else if (ev->fs[1] < ev->fs[0] || ((ev->fs[1] - ev->fs[0]) & 7)) {
         bad(ev, REC_BPF_BAD_SHAPE);
     } else if (ev->fs[1] > ev->fs[0]) {
-        if (read_user(&ev->fs_top, 8, ev->fs[1] - 8))
+        if (read_user(from, &ev->fs_top, 8, ev->fs[1] - 8))
             bad(ev, REC_BPF_BAD_FS_TOP);
         else if (ev->fs_top &&
-                 read_user(&ev->next_stmt, 8, ev->fs_top + (__u64)(__s64)t->p.frame_next_stmt))
+                 read_user(from, &ev->next_stmt, 8, ev->fs_top + (__u64)(__s64)t->p.frame_next_stmt))
             bad(ev, REC_BPF_BAD_NEXT_STMT);
     }
 }
 
-/* The stop window's reads, into r: the script's, then the registers and
- * the stack (see copy_stack). */
-static __always_inline void take(const rec_bpf_target *t, struct record *r,
+/* The stop window's reads of task, into r: the script's, then the
+ * registers and the stack (see copy_stack). from as in read_user. */
+static __always_inline void take(struct task_struct *from, const rec_bpf_target *t, struct record *r,
                                  struct task_struct *task)
 {
-    __u32 n = read_head(t, &r->ev);
-    read_body(t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
-    copy_stack(t, r, task);
+    __u32 n = read_head(from, t, &r->ev);
+    read_body(from, t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
+    copy_stack(from, t, r, task);
 }
 
 /* The record's head and its stack copy, one run of bytes, into the ring
@@ -387,7 +400,7 @@ static __always_inline void send_small(const rec_bpf_target *t, rec_bpf_event *e
         counters[REC_BPF_C_RING_FULL]++;
         return;
     }
-    read_body(t, ev, r->data, n, SMALL_FRAMES, SMALL_CI_REGION - 1, SMALL_MASK);
+    read_body(NULL, t, ev, r->data, n, SMALL_FRAMES, SMALL_CI_REGION - 1, SMALL_MASK);
     __builtin_memcpy(&r->ev, ev, sizeof *ev);
     bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
@@ -432,7 +445,7 @@ int zs_tick(void *ctx)
     head.time_ns = now;
     head.weight = 1;
     head.cpu = cpu;
-    __u32 n = read_head(t, &head);
+    __u32 n = read_head(NULL, t, &head);
     /* The context is the interrupted registers (pt_regs): a whole-word
      * load, at the same place on every kernel. */
     if ((((volatile __u64 *)ctx)[ZS_REG_CS] & 3) == 0)
@@ -446,8 +459,8 @@ int zs_tick(void *ctx)
         if (!r)
             return 0;
         __builtin_memcpy(&r->ev, &head, sizeof head);
-        read_body(t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
-        copy_stack(t, r, zs_have_task_pt_regs ? bpf_get_current_task_btf()
+        read_body(NULL, t, &r->ev, r->data, n, REC_BPF_MAX_FRAMES, CI_REGION - 1, DATA_MASK);
+        copy_stack(NULL, t, r, zs_have_task_pt_regs ? bpf_get_current_task_btf()
                                               : (struct task_struct *)bpf_get_current_task());
         ev = &r->ev;
         send(c->counters, r);
@@ -499,7 +512,7 @@ static __always_inline void leave(struct task_struct *prev, __u32 tid)
     if (!c)
         return;
     __u64 now = bpf_ktime_get_ns();
-    take(t, &s->rec, prev);
+    take(NULL, t, &s->rec, prev);
     s->pending = 1;
     s->rec.ev.cpu = bpf_get_smp_processor_id();
     s->left_ns = now;
@@ -560,5 +573,85 @@ int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev, struct task_stru
         leave(prev, prev_tid);
     if (maybe_target(next_tid))
         come_back(next, next_tid);
+    return 0;
+}
+
+/* Off-CPU samples when due (6.1 on; zs_switch before): user space runs
+ * this for each target thread at each tick of the wall clock (jittered),
+ * on its own CPU; nothing runs at anyone's switches. A look that finds the
+ * thread away from its CPU stands for the wall time since the last look (a
+ * late look loses nothing), paid in samples of the stack it waits in; one
+ * that finds it on a CPU leaves the time to the ticks. A thread away has
+ * not changed its registers or stack since it left: they are read now, from
+ * its saved user registers, with reads that may sleep (they fault pages in,
+ * and hold zeek's mmap_lock for reading meanwhile). Its switch count, the
+ * same before and after with the thread away both times, proves that it did
+ * not run in between: the reads are whole. */
+/* Whether task, waiting for a CPU, waits for this one because we took it
+ * from it: it left when we came (the run queue's clock stamps both). It
+ * ran when the sample was due; one that waited behind another task before
+ * we came is off-CPU time. */
+static __always_inline int preempted_by_us(struct task_struct *task, __u32 cpu)
+{
+    struct task_struct *self = bpf_get_current_task_btf();
+    return task->thread_info.cpu == cpu && task->se.exec_start >= self->se.exec_start;
+}
+
+SEC("iter.s/task")
+int zs_due(struct bpf_iter__task *ctx)
+{
+    struct task_struct *task = ctx->task;
+    rec_bpf_target *t;
+    struct offcpu *s;
+    if (!task || !target_of((__u32)task->pid, (__u32)task->tgid, &t, &s) || !t->period_ns)
+        return 0;
+    struct percpu *c = this_cpu();
+    if (!c)
+        return 0;
+    __u64 now = bpf_ktime_get_ns(), looked = s->looked_ns;
+    __u64 cpu_ns = task->se.sum_exec_runtime, looked_cpu = s->looked_cpu_ns;
+    s->looked_ns = now;
+    s->looked_cpu_ns = cpu_ns;
+    if (!looked)
+        return 0;
+    /* Away since the last look: its wall time less the CPU time (the ticks'). */
+    __s64 owed = s->owed_ns + (__s64)(now - looked) - (__s64)(cpu_ns - looked_cpu);
+    s->owed_ns = owed;
+    /* Counted with atomics: a tick may interrupt this on the same CPU. */
+    __u32 cpu = bpf_get_smp_processor_id();
+    __u16 how = how_left(task);
+    if (task->on_cpu || (how == REC_BPF_F_PREEMPTED && preempted_by_us(task, cpu))) {
+        __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_ON_CPU], 1);
+        return 0;
+    }
+    if (owed < (__s64)t->period_ns) {
+        __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU_SHORT], 1);
+        return 0;
+    }
+    __u64 switches = task->nvcsw + task->nivcsw;
+    take(task, t, &s->rec, task);
+    if (task->on_cpu || task->nvcsw + task->nivcsw != switches) {
+        __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_RAN], 1);
+        return 0;
+    }
+    __u64 weight = (__u64)owed / t->period_ns;
+    s->owed_ns = owed - (__s64)(weight * t->period_ns);
+    rec_bpf_event *ev = &s->rec.ev;
+    ev->type = REC_BPF_OFFCPU;
+    ev->flags |= how;
+    ev->pid = t->p.pid;
+    ev->tid = t->tid;
+    ev->off_ns = weight * t->period_ns;
+    ev->time_ns = now - ev->off_ns;
+    ev->weight = weight > 0xffffffffULL ? 0xffffffffU : (__u32)weight;
+    ev->cpu = cpu;
+    send(c->counters, &s->rec);
+    __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU], 1);
+    __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU_WEIGHT], weight);
+    if (ev->flags & REC_BPF_F_STACK_SHORT)
+        __sync_fetch_and_add(&c->counters[REC_BPF_C_STACK_SHORT], 1);
+    for (__u32 k = 0; k < REC_BPF_BAD__COUNT; k++)
+        if ((ev->status >> k) & 1)
+            __sync_fetch_and_add(&c->counters[REC_BPF_C_BAD + k], 1);
     return 0;
 }

@@ -360,7 +360,10 @@ int rec_loop_run(session *s, zs_error *err)
      * Often enough, though, that a poll's records fit in a target's ring
      * of pending samples (written after each poll) with room to spare. */
     double hz = s->o->rate_hz;
-    if (s->o->bpf) {
+    /* Off-CPU samples when due: a tick at the rate, jittered as the ptrace
+     * sampler's (no beat with zeek's own timers). */
+    int offcpu_due = s->o->bpf && rec_bpf_sampler_due_hz(s);
+    if (s->o->bpf && !offcpu_due) {
         double fill = s->o->rate_hz / (REC_PENDING_SAMPLES / 4);
         hz = fill > BPF_POLL_HZ ? fill : BPF_POLL_HZ;
         hz = hz < s->o->rate_hz ? hz : s->o->rate_hz;
@@ -400,10 +403,14 @@ int rec_loop_run(session *s, zs_error *err)
             break;
         if (!s->o->bpf)
             tick(s, now);
-        else if (rec_bpf_feed_poll(s, err)) /* the kernel took the samples: collect them */
+        if (offcpu_due)
+            rec_bpf_sampler_due(s);
+        if (s->o->bpf && rec_bpf_feed_poll(s, err)) /* the kernel took the samples: collect them */
             return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
-        if (!s->o->bpf) { /* a late poll loses nothing: the kernel keeps the records */
+        /* A late poll loses nothing: the kernel keeps the records, and the
+         * off-CPU samples when due credit the time since the last look. */
+        if (!s->o->bpf) {
             s->stats.skipped += late;
             s->late_ticks += late;
         }

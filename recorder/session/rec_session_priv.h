@@ -178,7 +178,7 @@ typedef struct session {
     /* The unwinders' counts of targets gone before the end, for the report. */
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
     /* --sampler bpf: the further ticks its off-CPU samples stand for; polls that failed. */
-    uint64_t away, bpf_poll_errors;
+    uint64_t away, bpf_poll_errors, bpf_due_errors;
     uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 
@@ -241,6 +241,10 @@ void rec_report_losses(const struct session *s, const slot *sl, char *buf, size_
  * registers and a stack copy (rec_slot_wants_stack). */
 int rec_bpf_sampler_add(struct session *s, slot *sl, int with_stack, zs_error *err);
 void rec_bpf_sampler_remove(struct session *s, slot *sl);
+/* Whether the loop must tick at the rate on the wall clock for the
+ * off-CPU samples (the kernel side takes them when due), and that tick. */
+int rec_bpf_sampler_due_hz(const struct session *s);
+void rec_bpf_sampler_due(struct session *s);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read; else for the summary line 1 when reads
  * failed or records were lost (worth saying without -v), 0 when not. */

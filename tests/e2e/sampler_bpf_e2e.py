@@ -152,6 +152,8 @@ def record_bpf(env, rec, pid, seconds, extra=("--no-native",)):
         fail("record --sampler bpf exited %d" % rc)
     if "with the BPF sampler" not in err or "sampler: bpf" not in err:
         fail("the recorder did not say it sampled with BPF")
+    if os.environ.get("ZEEK_SPY_BPF_OFFCPU") == "due" and "off-CPU when due" not in err:
+        fail("ZEEK_SPY_BPF_OFFCPU=due: the recorder did not take its off-CPU samples when due")
     if os.environ.get("ZEEK_SPY_BPF_LEGACY") and "targets by tid" not in err:
         fail("ZEEK_SPY_BPF_LEGACY: the recorder did not take the kernel side's variant of "
              "kernels before 5.15")
