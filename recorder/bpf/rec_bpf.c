@@ -350,9 +350,11 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
         zs_fail(err, ZS_E_NO_BPF, "cannot count the possible CPUs");
         goto fail;
     }
-    rec_bpf_offcpu want = flags & REC_BPF_NO_OFFCPU                                   ? REC_BPF_OFFCPU_NONE
-                          : (flags & REC_BPF_OFFCPU_WHEN_DUE) && !(flags & REC_BPF_LEGACY) ? REC_BPF_OFFCPU_DUE
-                                                                                      : REC_BPF_OFFCPU_SWITCH;
+    rec_bpf_offcpu want = REC_BPF_OFFCPU_SWITCH;
+    if (flags & REC_BPF_NO_OFFCPU)
+        want = REC_BPF_OFFCPU_NONE;
+    else if ((flags & REC_BPF_OFFCPU_WHEN_DUE) && !(flags & REC_BPF_LEGACY))
+        want = REC_BPF_OFFCPU_DUE;
     zs_error why_not = {0};
     if (want == REC_BPF_OFFCPU_DUE &&
         (load(b, flags, want, &why_not) || check_due_attaches(b, &why_not))) {

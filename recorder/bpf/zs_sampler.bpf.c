@@ -8,7 +8,9 @@
  * context switch of the host: when a target thread leaves the CPU it reads
  * the same things into the thread's slot (zeek's context, its memory and
  * stack as they were), and when the thread comes back it sends that record,
- * weighed by the ticks of wall time it was away.
+ * weighed by the ticks of wall time it was away. zs_due, a trial, takes
+ * the off-CPU samples instead when user space finds them due, with nothing
+ * on anyone's switches.
  *
  * Reads never fault pages in: a page not resident fails the read, which is
  * flagged in the record and counted. User space does everything else.
@@ -196,8 +198,9 @@ static __always_inline int read_user(struct task_struct *from, void *dst, __u64 
  * data (CallInfo first, then the Frames' bytes; offsets masked by ci_mask
  * and data_mask, constants, so that the verifier bounds them). A plain
  * bounded loop (not bpf_loop, 5.17+): kernels from 5.8 accept it. */
-static __always_inline int read_frames(struct task_struct *from, const rec_bpf_target *t, __u8 *data, __u32 n, __u64 ci_bytes,
-                                       __u32 max_frames, __u64 ci_mask, __u64 data_mask)
+static __always_inline int read_frames(struct task_struct *from, const rec_bpf_target *t, __u8 *data,
+                                       __u32 n, __u64 ci_bytes, __u32 max_frames, __u64 ci_mask,
+                                       __u64 data_mask)
 {
     const __u64 ci_size = (__u32)t->p.callinfo_size, ci_frame = (__u32)t->p.callinfo_frame;
     const __u64 span = t->frame_span;

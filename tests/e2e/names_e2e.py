@@ -30,6 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import record_e2e as e2e  # noqa: E402
 import sampler_bpf_e2e as bpf_e2e  # noqa: E402
+from recording import varint  # noqa: E402
 
 fail = e2e.fail
 RATE_HZ = 1000
@@ -40,17 +41,6 @@ SECONDS = 4
 # once in 160,000 recordings (0.3 % at 4,000 samples).
 NOISE_SAMPLES = 12
 VERSIONED = re.compile(r"@@?[A-Za-z0-9_.-]+$")
-
-
-def varint(buf, i):
-    shift = value = 0
-    while True:
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, i
-        shift += 7
 
 
 def fields(buf):

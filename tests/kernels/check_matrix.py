@@ -25,6 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import record_e2e as e2e  # noqa: E402  (share_sigma, truth_shares, read_ground_truth)
+from recording import varint  # noqa: E402
 
 # Minimum samples, as a fraction of rate x seconds, far below what a guest
 # gives (under TCG on 2 vCPUs: 0.8-0.9 of it): what matters are the shares,
@@ -205,16 +206,6 @@ class CheckError(Exception):
     pass
 
 
-def varint(b, i):
-    value = shift = 0
-    while i < len(b):
-        c = b[i]
-        i += 1
-        value |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return value, i
-    return 1 << 62, i
 
 
 def tick_coverage(c, log):
