@@ -30,7 +30,7 @@ enum rec_bpf_open_flags {
     REC_BPF_NO_OFFCPU = 1 << 0,   /* ticks only: no program on sched_switch */
     REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks, leaves, returns (counters) */
     REC_BPF_LEGACY = 1 << 2,      /* the variants of kernels before 5.15, on any kernel (tests) */
-    REC_BPF_OFFCPU_WHEN_DUE = 1 << 3, /* off-CPU samples when due where the kernel can (a trial) */
+    REC_BPF_OFFCPU_WHEN_DUE = 1 << 3, /* off-CPU samples when due where the kernel can (6.1+) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
