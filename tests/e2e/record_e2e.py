@@ -42,6 +42,22 @@ def share_sigma(percent, n):
     return 100.0 * math.sqrt(p * (1 - p) / max(n, 1))
 
 
+def split_work_sleep(stacks):
+    """Native stacks (frame lists, innermost last, with counts) as two
+    distributions that do not depend on how long a double sleeps against how
+    long it works, which a loaded host or ptrace's own stops change between
+    two recordings: the leaves' counts among the samples at work, and the
+    sleeps' two callers' among the samples asleep."""
+    work, sleep = {}, {}
+    for frames, n in stacks:
+        if "sleep" in frames[-1]:
+            key = ";".join(frames[-3:-1])
+            sleep[key] = sleep.get(key, 0) + n
+        else:
+            work[frames[-1]] = work.get(frames[-1], 0) + n
+    return work, sleep
+
+
 def share_tolerance(percent, n):
     """TOLERANCE_POINTS, or MIN_SIGMAS sigmas where n samples are too few for it."""
     return max(TOLERANCE_POINTS, MIN_SIGMAS * share_sigma(percent, n))

@@ -225,34 +225,24 @@ def native_report(err, what):
     return (int(n.group(1)),) + tuple(int(g) for g in m.groups())
 
 
-def is_sleep(leaf):
-    return "sleep" in leaf
-
-
 def unwound_leaf_shares(env, path):
     """Of the samples with native frames (their stacks start at _start:
     those written without them while the unwinder read the modules' tables
-    at the start are not the unwinds compared here), two distributions that
-    do not depend on how long the double sleeps against how long it works
-    (which a loaded host, or ptrace's own stops, change between two
-    recordings made one after the other): the leaf functions' shares (%)
-    among the samples at work, and the sleeping samples' callers' shares
-    among the samples asleep; each with how many samples it holds."""
+    at the start are not the unwinds compared here), the leaves' shares (%)
+    among the samples at work and the sleeps' callers' among the samples
+    asleep (e2e.split_work_sleep), each with how many samples it holds."""
     c = e2e.run([env.convert, "-f", "folded", "-o", "-", path])
     if c.returncode != 0:
         fail("convert %s: %s" % (path, c.stderr))
-    counts = {"work": {}, "sleep": {}}
+    stacks = []
     for line in c.stdout.splitlines():
         stack, _, count = line.rpartition(" ")
-        if not stack.startswith("_start;"):
-            continue
-        # Aliases at one address (clock_gettime@GLIBC_2.2.5 and
-        # clock_gettime@@GLIBC_2.17) are one function.
-        frames = [f.split("@")[0] for f in stack.split(";")]
-        kind, key = ("sleep", ";".join(frames[-3:-1])) if is_sleep(frames[-1]) else ("work", frames[-1])
-        counts[kind][key] = counts[kind].get(key, 0) + int(count)
+        if stack.startswith("_start;"):
+            # Aliases at one address (clock_gettime@GLIBC_2.2.5 and
+            # clock_gettime@@GLIBC_2.17) are one function.
+            stacks.append(([f.split("@")[0] for f in stack.split(";")], int(count)))
     out = {}
-    for kind, by in counts.items():
+    for kind, by in zip(("work", "sleep"), e2e.split_work_sleep(stacks)):
         total = sum(by.values())
         if total < (1000 if kind == "work" else 100):
             fail("%s: only %d samples with native frames %s" % (path, total,

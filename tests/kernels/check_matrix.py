@@ -44,6 +44,13 @@ MIN_NATIVE_WHOLE = 0.9  # share of samples unwound to _start
 # pairs). A sampler that lost its off-CPU time (the .samples check counts
 # them too) or doubled it would be 25+ points off.
 IDLE_POINTS = 20.0
+# Under TCG a ptrace stop lands at the target's next exit from the kernel,
+# so leaves that never enter it (a spin loop, a PLT stub) are seen less by
+# ptrace: on 6.12, 2.9 and 2.4 % of BPF's samples at work against 0.2 and
+# 0.1 % of ptrace's, the clock reads' share 7 points higher for it. A BPF
+# unwinder that read the wrong registers or stack would move the leaves by
+# tens of points, and the .native check counts its whole unwinds.
+LEAF_POINTS = 10.0
 IDLE = "empty_call_stack"
 
 
@@ -237,12 +244,13 @@ LEAF_ALIASES = {"__vdso_clock_gettime": "clock_gettime"}
 
 
 def leaf_shares(c, rec, script_names):
-    """The leaf functions' shares (%) among the samples unwound to _start
-    that are in a script function (the idle ones are compared as
-    empty_call_stack by the script shares), how many those were, and the
-    share of all samples unwound to _start (as tests/e2e/sampler_bpf_e2e.py's
-    native test)."""
-    leaves, busy, whole, total = {}, 0, 0, 0
+    """Of the samples unwound to _start that are in a script function (the
+    idle ones are compared as empty_call_stack by the script shares): the
+    leaves' shares (%) among those at work and the sleeps' callers' among
+    those asleep (e2e.split_work_sleep: ptrace's stops stretch the work),
+    with how many each holds; and the share of all samples unwound to
+    _start (as tests/e2e/sampler_bpf_e2e.py's native test)."""
+    stacks, whole, total = [], 0, 0
     for frames, n in c.folded(rec):
         total += n
         if frames[0] != "_start":
@@ -252,11 +260,14 @@ def leaf_shares(c, rec, script_names):
             continue
         # Aliases at one address (clock_gettime@GLIBC_2.2.5 and
         # clock_gettime@@GLIBC_2.17) are one function.
-        leaf = frames[-1].split("@")[0]
-        leaf = LEAF_ALIASES.get(leaf, leaf)
-        leaves[leaf] = leaves.get(leaf, 0) + n
-        busy += n
-    return {k: 100.0 * v / max(busy, 1) for k, v in leaves.items()}, busy, whole / max(total, 1)
+        names = [f.split("@")[0] for f in frames]
+        names[-1] = LEAF_ALIASES.get(names[-1], names[-1])
+        stacks.append((names, n))
+    dists = []
+    for by in e2e.split_work_sleep(stacks):
+        n = sum(by.values())
+        dists.append(({k: 100.0 * v / max(n, 1) for k, v in by.items()}, n))
+    return dists, whole / max(total, 1)
 
 
 def agree(a, b, na, nb):
@@ -313,23 +324,26 @@ def check_pair(c, name, native):
 
 
 def check_leaves(c, name, bpf, ptrace, script_names):
-    leaves, whole = {}, {}
+    dists = {}
     for sampler, rec in (("bpf", bpf), ("ptrace", ptrace)):
-        leaves[sampler], whole[sampler], frac = leaf_shares(c, rec, script_names)
+        dists[sampler], frac = leaf_shares(c, rec, script_names)
         if sampler == "ptrace":
-            whole[sampler] = independent(c, name + "-ptrace.err", whole[sampler])
+            dists[sampler] = [(by, independent(c, name + "-ptrace.err", n)) for by, n in dists[sampler]]
         if sampler == "bpf":
             c.result(name + ".native", frac >= MIN_NATIVE_WHOLE,
                      "%.1f %% of the samples unwound to _start (want >= %.0f %%)"
                      % (100 * frac, 100 * MIN_NATIVE_WHOLE), [name + "-bpf.err"])
     worst, ok = (0.0, "", 0.0), True
-    for k in set(leaves["bpf"]) | set(leaves["ptrace"]):
-        a, b = leaves["bpf"].get(k, 0.0), leaves["ptrace"].get(k, 0.0)
-        good, tol = agree(max(a, b), a - b, whole["bpf"], whole["ptrace"])
-        ok = ok and good
-        worst = max(worst, (abs(a - b), k, tol))
-    c.result(name + ".leaves", ok, "native leaves bpf against ptrace, in script functions: largest "
-             "difference %.2f points (%s, tolerance %.1f)" % worst)
+    for kind, (sb, nb), (sp, np_) in zip(("work", "sleep"), dists["bpf"], dists["ptrace"]):
+        for k in set(sb) | set(sp):
+            a, b = sb.get(k, 0.0), sp.get(k, 0.0)
+            good, tol = agree(max(a, b), a - b, nb, np_)
+            tol = max(tol, LEAF_POINTS)
+            good = abs(a - b) <= tol
+            ok = ok and good
+            worst = max(worst, (abs(a - b), "%s, %s" % (k, kind), tol))
+    c.result(name + ".leaves", ok, "native leaves bpf against ptrace, in script functions (at work; "
+             "sleeps by caller): largest difference %.2f points (%s, tolerance %.1f)" % worst)
 
 
 def check_cpu_only(c, name):
