@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "zs_sampler.skel.h"
@@ -55,6 +56,8 @@ struct rec_bpf {
     int have_cookie, have_task_pt_regs;
     rec_bpf_offcpu offcpu;
     char due_refused[200]; /* why not when due, where the kernel said */
+    int due_run;           /* the looks by BPF_PROG_RUN (zs_due_run), not task iterators */
+    char due_run_refused[200]; /* why not by BPF_PROG_RUN, where the kernel said */
     /* The poll under way. */
     rec_bpf_cb cb;
     void *cb_ctx;
@@ -293,7 +296,8 @@ static int load(rec_bpf *b, unsigned flags, rec_bpf_offcpu offcpu, zs_error *err
     bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
     bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
     bpf_program__set_autoload(b->skel->progs.zs_switch, offcpu == REC_BPF_OFFCPU_SWITCH);
-    bpf_program__set_autoload(b->skel->progs.zs_due, offcpu == REC_BPF_OFFCPU_DUE);
+    bpf_program__set_autoload(b->skel->progs.zs_due, offcpu == REC_BPF_OFFCPU_DUE && !b->due_run);
+    bpf_program__set_autoload(b->skel->progs.zs_due_run, offcpu == REC_BPF_OFFCPU_DUE && b->due_run);
     b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
     probe_features(b, (flags & REC_BPF_LEGACY) != 0);
     b->offcpu = offcpu;
@@ -329,6 +333,35 @@ static int check_due_attaches(rec_bpf *b, zs_error *err)
     return 0;
 }
 
+/* Whether the running kernel has the kfunc name (its BTF says). */
+static int kernel_has_kfunc(const char *name)
+{
+    struct btf *vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux)
+        return 0;
+    int found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+    btf__free(vmlinux);
+    return found;
+}
+
+/* Off-CPU samples when due, their looks by BPF_PROG_RUN where the kernel
+ * has bpf_task_from_pid (6.2), else by task iterators (6.1); 0 when
+ * neither loads. */
+static int load_due(rec_bpf *b, unsigned flags, zs_error *err)
+{
+    if (!(flags & REC_BPF_DUE_ITER) && kernel_has_kfunc("bpf_task_from_pid")) {
+        zs_error why_not = {0};
+        b->due_run = 1;
+        if (load(b, flags, REC_BPF_OFFCPU_DUE, &why_not) == 0)
+            return 0;
+        snprintf(b->due_run_refused, sizeof b->due_run_refused, "%.180s", why_not.detail);
+        zs_sampler__destroy(b->skel);
+        b->skel = NULL;
+        b->due_run = 0;
+    }
+    return load(b, flags, REC_BPF_OFFCPU_DUE, err) || check_due_attaches(b, err);
+}
+
 rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
 {
     if (hz == 0 || hz > 100000) {
@@ -356,8 +389,7 @@ rec_bpf *rec_bpf_open(unsigned hz, unsigned flags, zs_error *err)
     else if ((flags & REC_BPF_OFFCPU_WHEN_DUE) && !(flags & REC_BPF_LEGACY))
         want = REC_BPF_OFFCPU_DUE;
     zs_error why_not = {0};
-    if (want == REC_BPF_OFFCPU_DUE &&
-        (load(b, flags, want, &why_not) || check_due_attaches(b, &why_not))) {
+    if (want == REC_BPF_OFFCPU_DUE && load_due(b, flags, &why_not)) {
         /* Before 6.1 (sleepable task iterators of one thread): at each switch. */
         snprintf(b->due_refused, sizeof b->due_refused, "%.180s", why_not.detail);
         zs_sampler__destroy(b->skel);
@@ -454,7 +486,7 @@ uint64_t rec_bpf_period_ns(const rec_bpf *b) { return b->period_ns; }
 size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max)
 {
     struct bpf_program *progs[] = {b->skel->progs.zs_tick, b->skel->progs.zs_switch,
-                                   b->skel->progs.zs_due};
+                                   b->skel->progs.zs_due, b->skel->progs.zs_due_run};
     size_t n = 0;
     for (size_t i = 0; i < sizeof progs / sizeof *progs && n < max; i++) {
         struct bpf_prog_info info;
@@ -597,7 +629,7 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
         return zs_fail(err, ZS_E_NO_BPF, "BPF sampler: cannot attach to thread %d's perf event: %s",
                        (int)tid, first_warning[0] ? first_warning : strerror(e));
     }
-    if (b->offcpu == REC_BPF_OFFCPU_DUE && !(t->due = attach_due(b, tid))) {
+    if (b->offcpu == REC_BPF_OFFCPU_DUE && !b->due_run && !(t->due = attach_due(b, tid))) {
         int e = errno;
         forget(b, t);
         return zs_fail(err, e == ESRCH ? ZS_E_NO_PROCESS : ZS_E_NO_BPF,
@@ -611,9 +643,25 @@ rec_bpf_offcpu rec_bpf_offcpu_mode(const rec_bpf *b) { return b->offcpu; }
 
 const char *rec_bpf_due_refused(const rec_bpf *b) { return b->due_refused; }
 
+const char *rec_bpf_due_way(const rec_bpf *b)
+{
+    return b->due_run ? "by BPF_PROG_RUN" : "by task iterators";
+}
+
+const char *rec_bpf_due_run_refused(const rec_bpf *b) { return b->due_run_refused; }
+
 int rec_bpf_due(rec_bpf *b)
 {
     int failed = 0;
+    if (b->due_run) {
+        int fd = bpf_program__fd(b->skel->progs.zs_due_run);
+        for (size_t i = 0; i < b->ntargets; i++) {
+            struct rec_bpf_due_args args = {(uint32_t)b->targets[i].tid, 0};
+            LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
+            failed += bpf_prog_test_run_opts(fd, &opts) != 0;
+        }
+        return failed;
+    }
     for (size_t i = 0; i < b->ntargets; i++) {
         if (!b->targets[i].due)
             continue;

@@ -31,6 +31,7 @@ enum rec_bpf_open_flags {
     REC_BPF_SELF_TIMING = 1 << 1, /* the kernel side times its ticks, leaves, returns (counters) */
     REC_BPF_LEGACY = 1 << 2,      /* the variants of kernels before 5.15, on any kernel (tests) */
     REC_BPF_OFFCPU_WHEN_DUE = 1 << 3, /* off-CPU samples when due where the kernel can (6.1+) */
+    REC_BPF_DUE_ITER = 1 << 4,        /* their looks by task iterators, as on 6.1, on any kernel (tests) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
@@ -59,6 +60,11 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
  * why not when due where it fell back to the switches ("" otherwise). */
 rec_bpf_offcpu rec_bpf_offcpu_mode(const rec_bpf *b);
 const char *rec_bpf_due_refused(const rec_bpf *b);
+/* When due: how the looks run ("by BPF_PROG_RUN" where the kernel has
+ * bpf_task_from_pid, else "by task iterators"), and why not by
+ * BPF_PROG_RUN where the kernel refused it ("" otherwise). */
+const char *rec_bpf_due_way(const rec_bpf *b);
+const char *rec_bpf_due_run_refused(const rec_bpf *b);
 
 /* REC_BPF_OFFCPU_DUE: an off-CPU sample of each target thread that is
  * away from its CPU now (zs_due), into the ring; one call a tick of the

@@ -30,6 +30,12 @@
 #define REC_BPF_MODEL_FRAME_STACK 1
 #define REC_BPF_MODEL_CALLINFO_FRAME 2
 
+/* zs_due_run's context: the thread to look at. */
+struct rec_bpf_due_args {
+    __u32 tid;
+    __u32 pad;
+};
+
 /* What the kernel side reads for one thread: the addresses of zeek's
  * globals in that process and the layout's offsets it needs. */
 typedef struct rec_bpf_params {

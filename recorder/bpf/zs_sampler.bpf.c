@@ -600,13 +600,11 @@ static __always_inline int preempted_by_us(struct task_struct *task, __u32 cpu)
     return task->thread_info.cpu == cpu && task->se.exec_start >= self->se.exec_start;
 }
 
-SEC("iter.s/task")
-int zs_due(struct bpf_iter__task *ctx)
+static __always_inline int due_look(struct task_struct *task)
 {
-    struct task_struct *task = ctx->task;
     rec_bpf_target *t;
     struct offcpu *s;
-    if (!task || !target_of((__u32)task->pid, (__u32)task->tgid, &t, &s) || !t->period_ns)
+    if (!target_of((__u32)task->pid, (__u32)task->tgid, &t, &s) || !t->period_ns)
         return 0;
     struct percpu *c = this_cpu();
     if (!c)
@@ -656,5 +654,30 @@ int zs_due(struct bpf_iter__task *ctx)
     for (__u32 k = 0; k < REC_BPF_BAD__COUNT; k++)
         if ((ev->status >> k) & 1)
             __sync_fetch_and_add(&c->counters[REC_BPF_C_BAD + k], 1);
+    return 0;
+}
+
+/* The look as a task iterator of one thread (6.1): user space creates,
+ * reads and closes an iterator for each look, tens of microseconds. */
+SEC("iter.s/task")
+int zs_due(struct bpf_iter__task *ctx)
+{
+    struct task_struct *task = ctx->task;
+    return task ? due_look(task) : 0;
+}
+
+/* The look run by BPF_PROG_RUN with the thread's tid (bpf_task_from_pid:
+ * 6.2; the loader tries it first): one system call, a few microseconds. */
+extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+SEC("syscall")
+int zs_due_run(struct rec_bpf_due_args *a)
+{
+    struct task_struct *task = bpf_task_from_pid((__s32)a->tid);
+    if (!task)
+        return 0;
+    due_look(task);
+    bpf_task_release(task);
     return 0;
 }

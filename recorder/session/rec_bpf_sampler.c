@@ -37,6 +37,9 @@ int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *er
     const char *offcpu = getenv(BPF_OFFCPU_ENV);
     if (!offcpu || strcmp(offcpu, "switch"))
         flags |= REC_BPF_OFFCPU_WHEN_DUE;
+    /* For the tests: the looks by task iterators, as on 6.1. */
+    if (offcpu && !strcmp(offcpu, "due-iter"))
+        flags |= REC_BPF_DUE_ITER;
     if (o->cpu_only)
         flags |= REC_BPF_NO_OFFCPU;
     rec_bpf_set_verbose(o->verbose);
@@ -107,9 +110,12 @@ int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len
         return failed || c[REC_BPF_C_RING_FULL] || s->bpf_poll_errors;
     }
     rec_bpf_offcpu off = rec_bpf_offcpu_mode(s->o->bpf);
-    const char *refused = rec_bpf_due_refused(s->o->bpf);
+    const char *refused = rec_bpf_due_refused(s->o->bpf), *run_refused = rec_bpf_due_run_refused(s->o->bpf);
+    char when[320];
+    snprintf(when, sizeof when, "when due, %s%s%s", rec_bpf_due_way(s->o->bpf),
+             run_refused[0] ? "; not by BPF_PROG_RUN: " : "", run_refused);
     size_t at = (size_t)snprintf(buf, len, "sampler: bpf (%s; off-CPU %s%s%s): ", rec_bpf_variant(s->o->bpf),
-                                 off == REC_BPF_OFFCPU_DUE      ? "when due"
+                                 off == REC_BPF_OFFCPU_DUE      ? when
                                  : off == REC_BPF_OFFCPU_SWITCH ? "at each switch"
                                                                 : "none",
                                  refused[0] ? ", not when due: " : "", refused);

@@ -379,9 +379,23 @@ int rec_loop_run(session *s, zs_error *err)
     if (max_delay > HOUSEKEEP_MAX_DELAY_NS)
         max_delay = HOUSEKEEP_MAX_DELAY_NS;
     s->housekept_ns = s->start_ns;
+    /* When due, at most a poll a tick, at least a quarter of a pending
+     * ring's samples a poll (BPF_DUE_POLL_NS). */
+    uint64_t poll_every = BPF_DUE_POLL_NS > clock.period_ns ? BPF_DUE_POLL_NS : clock.period_ns;
+    if (poll_every > clock.period_ns * (REC_PENDING_SAMPLES / 4))
+        poll_every = clock.period_ns * (REC_PENDING_SAMPLES / 4);
+    uint64_t next_poll = offcpu_due ? s->start_ns : 0;
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
+        if (offcpu_due && now >= next_poll) { /* the kernel's records, then their writing */
+            if (rec_bpf_feed_poll(s, err))
+                return -1;
+            next_poll = now + poll_every;
+            held = 0;
+        } else if (offcpu_due) {
+            held = next_poll; /* housekeeping held off until the next poll */
+        }
         if (!held || now >= due) {
             int rc = housekeep(s, now, 0, err);
             if (rc < 0)
@@ -405,7 +419,7 @@ int rec_loop_run(session *s, zs_error *err)
             tick(s, now);
         if (offcpu_due)
             rec_bpf_sampler_due(s);
-        if (s->o->bpf && rec_bpf_feed_poll(s, err)) /* the kernel took the samples: collect them */
+        else if (s->o->bpf && rec_bpf_feed_poll(s, err)) /* the kernel took the samples: collect them */
             return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
         /* A late poll loses nothing: the kernel keeps the records, and the
