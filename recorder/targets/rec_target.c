@@ -282,7 +282,10 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice,
 int rec_target_alive(pid_t pid)
 {
     char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    /* The main thread's stat has the same state, without the process's
+     * stat's sums over every thread (zeek has dozens): once a second for
+     * each target of the BPF sampler. */
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)pid);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
