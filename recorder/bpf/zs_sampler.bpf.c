@@ -211,12 +211,18 @@ static __always_inline int read_frames(struct task_struct *from, const rec_bpf_t
     for (__u64 i = 0; i < max_frames; i++) {
         if (i >= n)
             break;
+        /* 6.1's verifier loses the bound checked above once span is spilled
+         * to the stack: masked again here (the compiler may not drop the
+         * mask, which does not change the value: span <= REC_BPF_MAX_SPAN). */
+        __u64 len = span;
+        asm volatile("" : "+r"(len));
+        len &= 2 * REC_BPF_MAX_SPAN - 1;
         __u64 frame = *(__u64 *)(data + ((i * ci_size + ci_frame) & ci_mask));
         /* A null or unaligned Frame pointer is read all the same (it fails
          * or gives bytes no one trusts): the flag is what counts. Without
          * branches, so the verifier walks one path an iteration. */
         failed |= (frame == 0) | ((frame & 7) != 0) |
-                  (read_user(from, data + ((ci_bytes + i * span) & data_mask), span, frame + lo) != 0);
+                  (read_user(from, data + ((ci_bytes + i * span) & data_mask), len, frame + lo) != 0);
     }
     return failed;
 }
