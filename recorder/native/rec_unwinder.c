@@ -64,6 +64,7 @@ typedef struct sent_module {
 /* What a PC was sent as. */
 typedef struct pc_entry {
     uint32_t location, symbol;
+    uint32_t outside; /* in no module's code: the module list is old */
 } pc_entry;
 
 /* What a location says: its module, symbol and source lines (code no
@@ -529,7 +530,7 @@ static const pc_entry *location(unwinder *u, uint64_t pc)
     if (loc < 0 || zs_grow(&u->pc_loc, &u->pc_cap, u->npc + 1, sizeof *u->pc_loc, 1024) ||
         zs_intern_add(&u->by_pc, h, (uint32_t)u->npc))
         return NULL;
-    u->pc_loc[u->npc] = (pc_entry){(uint32_t)loc, (uint32_t)id};
+    u->pc_loc[u->npc] = (pc_entry){(uint32_t)loc, (uint32_t)id, mod == NULL};
     return &u->pc_loc[u->npc++];
 }
 
@@ -574,11 +575,12 @@ static void unwind(unwinder *u)
     }
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
-        if (!in_code(u, u->pcs[i]) || !dwfl_addrmodule(u->dwfl, u->pcs[i]))
-            flags |= UW_OUTSIDE_MODULES;
+        /* Worked out once a PC (the module search, not each sample's). */
         const pc_entry *at = location(u, u->pcs[i]);
         if (!at)
             _exit(4); /* out of memory: the recorder carries on without */
+        if (at->outside)
+            flags |= UW_OUTSIDE_MODULES;
         out[1 + n++] = at->location;
         if (rec_unwinder_is_fiber_entry(u->names[at->symbol])) {
             flags |= UW_ON_FIBER; /* what lies beyond is not zeek's stack */
