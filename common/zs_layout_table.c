@@ -23,7 +23,7 @@
 /* -O ZAM in 7.0-8.x (src/script_opt/ZAM/ZBody.h, ZInst.h, Profile.h): ZBody's
  * insts and end_pc at 88 and 96, ZInst 88 bytes with its loc at 64,
  * ZAMLocInfo {func_name 0, modules 32, loc 80, parent 96}. Verified
- * against the DWARF of a real 8.2.2 and of a real 7.0.11; 8.0.10's and
+ * against the DWARF of a real 8.2.2, 9.0.0-rc1 and 7.0.11; 8.0.10's and
  * 7.1.1's headers give the same offsets (GCC 12, not checked against their
  * DWARF). 7.2 is not in the table (its ZAM bodies show as before, without
  * instructions): its locations lack the chains as 8.x's do, and its ID
@@ -245,12 +245,10 @@ static const zs_layout zeek_8_0 = {
 };
 
 /* Zeek 8.1 on: g_frame_stack is gone, CallInfo is {call, frame} and the
- * Frame carries the function. Verified against the DWARF of a real 8.2.2.
- * Also used for 8.1 and 9.0, whose headers give the same offsets (derived
- * from the v8.1.2 headers and from v9.0.0-rc1, the newest 9.0 tag in the
- * snapshot, which is also the head of release/9.0; src/Obj.h, src/Func.h,
- * src/Frame.h; offsets computed with GCC 12; neither checked against a real
- * build's DWARF). */
+ * Frame carries the function. Verified against the DWARF of a real 8.2.2
+ * and of a real 9.0.0-rc1 (ZAM's structures too: 9.0's ZBody adds its
+ * profiling state after end_pc). Also used for 8.1, whose v8.1.2 headers
+ * give the same offsets (GCC 12, not checked against its DWARF). */
 static const zs_layout zeek_8_2 = {
     .model = ZS_MODEL_CALLINFO_FRAME,
     .sym_call_stack = "_ZN4zeek6detail10call_stackE",
