@@ -397,27 +397,25 @@ void rec_native_stack_plan(const rec_native *n, rec_stack_plan *plan) { *plan = 
 static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline, int final)
 {
     for (;;) {
-        uint64_t now = rec_now_ns();
-        if (deadline && now >= deadline && !final)
-            return -2;
-        if (deadline && now >= deadline) {
-            give_up(n, "the unwinder did not answer within 3 s");
-            return -1;
-        }
-        struct pollfd p = {n->sock, POLLIN, 0};
-        int r = poll(&p, 1, deadline ? (int)((deadline - now) / 1000000) + 1 : 0);
-        if (r < 0 && errno == EINTR) {
-            if (rec_signals_stop_requested() || !deadline)
+        /* What is there is taken without a poll first: one system call a
+         * message, and one for finding none. */
+        ssize_t got = recv(n->sock, n->msg, sizeof n->msg, MSG_DONTWAIT);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            uint64_t now = rec_now_ns();
+            if (!deadline || (now >= deadline && !final))
+                return -2;
+            if (now >= deadline) {
+                give_up(n, "the unwinder did not answer within 3 s");
+                return -1;
+            }
+            struct pollfd p = {n->sock, POLLIN, 0};
+            if (poll(&p, 1, (int)((deadline - now) / 1000000) + 1) < 0 && errno == EINTR &&
+                rec_signals_stop_requested())
                 return -2;
             continue;
         }
-        if (r == 0 && !deadline)
-            return -2;
-        if (r <= 0)
-            continue;
-        ssize_t got = recv(n->sock, n->msg, sizeof n->msg, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
         if (got < (ssize_t)sizeof *h) {
             give_up(n, got == 0 ? "the unwinder exited (crashed?)" : "the unwinder's answer was cut");
             return -1;

@@ -360,9 +360,15 @@ int rec_loop_run(session *s, zs_error *err)
      * Often enough, though, that a poll's records fit in a target's ring
      * of pending samples (written after each poll) with room to spare. */
     double hz = s->o->rate_hz;
-    /* Off-CPU samples when due: a tick at the rate, jittered as the ptrace
-     * sampler's (no beat with zeek's own timers). */
+    /* Off-CPU samples when due: a look at the rate, jittered as the ptrace
+     * sampler's ticks (no beat with zeek's own timers), at most
+     * BPF_DUE_LOOK_HZ: each wake-up of the recorder costs it more than the
+     * look, and a look pays the time away since the last one (the kernel
+     * weighs it at the rate), so fewer looks cost fewer observations of
+     * where zeek waits, not its time. */
     int offcpu_due = s->o->bpf && rec_bpf_sampler_due_hz(s);
+    if (offcpu_due && hz > BPF_DUE_LOOK_HZ)
+        hz = BPF_DUE_LOOK_HZ;
     if (s->o->bpf && !offcpu_due) {
         double fill = s->o->rate_hz / (REC_PENDING_SAMPLES / 4);
         hz = fill > BPF_POLL_HZ ? fill : BPF_POLL_HZ;
@@ -382,8 +388,9 @@ int rec_loop_run(session *s, zs_error *err)
     /* When due, at most a poll a tick, at least a quarter of a pending
      * ring's samples a poll (BPF_DUE_POLL_NS). */
     uint64_t poll_every = BPF_DUE_POLL_NS > clock.period_ns ? BPF_DUE_POLL_NS : clock.period_ns;
-    if (poll_every > clock.period_ns * (REC_PENDING_SAMPLES / 4))
-        poll_every = clock.period_ns * (REC_PENDING_SAMPLES / 4);
+    uint64_t rate_period_ns = (uint64_t)(1e9 / s->o->rate_hz);
+    if (poll_every > rate_period_ns * (REC_PENDING_SAMPLES / 4))
+        poll_every = rate_period_ns * (REC_PENDING_SAMPLES / 4);
     uint64_t next_poll = offcpu_due ? s->start_ns : 0;
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
@@ -409,8 +416,10 @@ int rec_loop_run(session *s, zs_error *err)
             uint64_t until = end && end < clock.deadline_ns ? end : clock.deadline_ns;
             if (held && (held < due ? held : due) < until)
                 until = held < due ? held : due;
-            rec_ptrace_wait(until);
-            collect(s);
+            /* The BPF sampler traces nothing but a launched zeek: its
+             * children's state changes come with a SIGCHLD. */
+            if (rec_ptrace_wait(until) != 0 || !s->o->bpf)
+                collect(s);
             continue;
         }
         if (end && now >= end)

@@ -28,7 +28,7 @@ big.pcap --pseudo-realtime=0.2 local).
 
     fleet_bench.py BUILD_DIR [-n N] [--rates 1,19,100] [--seconds S]
         [--warmup S] [--cores 64] [--workers 60]
-        [--switch-rates 100000,500000] [--budget-ms 1.0] [-- COMMAND...]
+        [--switch-rates 100000,500000] [--budget-ms 1.0] [--rounds N] [-- COMMAND...]
 
 Needs root (BPF, the sysctl). A report, not a gate: CI prints its table on
 the doubles; docs/performance.md has the real-zeek figures.
@@ -143,6 +143,7 @@ def measure_rate(build, pids, rate, warmup, seconds, tmp):
     _, err = rec.communicate(timeout=120)
     if rec.returncode != 0:
         sys.exit("fleet_bench: the recorder at %d Hz failed: %s" % (rate, err.strip()))
+    os.remove(out)  # the next round's recording at this rate takes its name
     dt = t1 - t0
     progs = {}
     for i, (ns, runs) in bpf1.items():
@@ -184,6 +185,8 @@ def main():
     ap.add_argument("--workers", type=int, default=60)
     ap.add_argument("--switch-rates", default="100000,500000")
     ap.add_argument("--budget-ms", type=float, default=1.0, help="a worker's budget, ms of CPU a second")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="sweeps over the rates, each in another order; the median a rate (default 1)")
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if os.geteuid() != 0:
         sys.exit("fleet_bench: needs root (BPF and kernel.bpf_stats_enabled)")
@@ -196,7 +199,7 @@ def main():
         sys.exit("fleet_bench: needs two rates or more and -n 1 or more")
 
     tmp = tempfile.mkdtemp(prefix="zs-fleet-bench-")
-    lasts = (a.warmup + a.seconds + 3) * len(rates) + 10
+    lasts = (a.warmup + a.seconds + 3) * len(rates) * max(a.rounds, 1) + 10
     double = os.path.join(os.path.abspath(a.build), "tests", "target", "zeek-double-8.2-stripped")
     cmd = command or [double, "--seconds", str(int(lasts)), "--quiet"]
     targets = []
@@ -210,12 +213,17 @@ def main():
         for t in targets:
             if t.poll() is not None:
                 sys.exit("fleet_bench: a target ended at once: %s" % " ".join(cmd))
-        runs = []
-        for r in rates:
-            runs.append(measure_rate(a.build, [t.pid for t in targets], r, a.warmup, a.seconds, tmp))
-            if any(t.poll() is not None for t in targets):
-                sys.exit("fleet_bench: a target ended before the %d Hz phase did: it must last the "
-                         "whole run (about %.0f s)" % (r, lasts))
+        by_rate = {r: [] for r in rates}
+        for k in range(max(a.rounds, 1)):
+            # Each round starts at another rate: a target's own phases (its
+            # start, a slow trace) do not always fall on the same one.
+            for r in rates[k % len(rates):] + rates[:k % len(rates)]:
+                by_rate[r].append(measure_rate(a.build, [t.pid for t in targets], r, a.warmup, a.seconds, tmp))
+                if any(t.poll() is not None for t in targets):
+                    sys.exit("fleet_bench: a target ended before the %d Hz phase did: it must last the "
+                             "whole run (about %.0f s)" % (r, lasts))
+        runs = [sorted(by_rate[r], key=lambda x: x["user_ms"] + x["bpf_ms"])[len(by_rate[r]) // 2]
+                for r in rates]
     finally:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"], check=False)
         for t in targets:
@@ -227,8 +235,9 @@ def main():
 
 def report(a, cmd, rates, runs, switch_rates):
     n = a.n
-    print("fleet_bench: %d x %s, default settings, %g s measured after %g s, %d CPUs here"
-          % (n, os.path.basename(cmd[0]), a.seconds, a.warmup, os.cpu_count()))
+    print("fleet_bench: %d x %s, default settings, %g s measured after %g s, %d CPUs here%s"
+          % (n, os.path.basename(cmd[0]), a.seconds, a.warmup, os.cpu_count(),
+             ", the median of %d rounds" % a.rounds if a.rounds > 1 else ""))
     print("%6s %16s %16s %16s %18s  %s" % ("Hz", "zeek-spy ms/s", "a worker ms/s", "user+sys ms/s",
                                             "BPF ms/s", "BPF programs: ms/s (runs/s)"))
     for r in runs:
