@@ -58,7 +58,6 @@ enum {
      * often (each wake-up that carries them costs more than the samples'
      * own work at low rates: docs/performance.md, "The always-on cost"). */
     BPF_DUE_POLL_NS = 200000000,
-    BPF_DUE_LOOK_HZ = 20,         /* when due: looks a second at most (rec_loop.c) */
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
