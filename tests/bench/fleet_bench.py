@@ -35,13 +35,15 @@ the doubles; docs/performance.md has the real-zeek figures.
 """
 import argparse
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sampler_bench import bpf_program_stats  # noqa: E402  {name: (run_time_ns, run_cnt)}
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -88,32 +90,6 @@ def tree_cpu_s(root):
     return total_ns / 1e9 + (int(f[13]) + int(f[14])) / TICK
 
 
-def bpf_run_ns(pid):
-    """{program id: (run_time_ns, run_cnt)} of the BPF programs pid holds."""
-    out = {}
-    fdinfo = "/proc/%d/fdinfo" % pid
-    for fd in os.listdir(fdinfo):
-        try:
-            text = open(os.path.join(fdinfo, fd)).read()
-        except OSError:
-            continue
-        i = re.search(r"prog_id:\s+(\d+)", text)
-        t = re.search(r"run_time_ns:\s+(\d+)", text)
-        c = re.search(r"run_cnt:\s+(\d+)", text)
-        if i and t and c:
-            out[int(i.group(1))] = (int(t.group(1)), int(c.group(1)))
-    return out
-
-
-def program_names(ids):
-    names = {}
-    for i in ids:
-        show = subprocess.run(["bpftool", "prog", "show", "id", str(i)], capture_output=True, text=True).stdout
-        m = re.search(r"name (\S+)", show)
-        names[i] = m.group(1) if m else str(i)
-    return names
-
-
 def host_switches():
     with open("/proc/stat") as f:
         for line in f:
@@ -123,7 +99,7 @@ def host_switches():
 
 
 def snapshot(rec_pid):
-    return time.monotonic(), tree_cpu_s(rec_pid), bpf_run_ns(rec_pid), host_switches()
+    return time.monotonic(), tree_cpu_s(rec_pid), bpf_program_stats(rec_pid), host_switches()
 
 
 def measure_rate(build, pids, rate, warmup, seconds, tmp):
@@ -138,19 +114,14 @@ def measure_rate(build, pids, rate, warmup, seconds, tmp):
     t0, cpu0, bpf0, sw0 = snapshot(rec.pid)
     time.sleep(seconds)
     t1, cpu1, bpf1, sw1 = snapshot(rec.pid)
-    names = program_names(bpf1)
     rec.send_signal(signal.SIGINT)
     _, err = rec.communicate(timeout=120)
     if rec.returncode != 0:
         sys.exit("fleet_bench: the recorder at %d Hz failed: %s" % (rate, err.strip()))
     os.remove(out)  # the next round's recording at this rate takes its name
     dt = t1 - t0
-    progs = {}
-    for i, (ns, runs) in bpf1.items():
-        ns0, runs0 = bpf0.get(i, (0, 0))
-        name = names[i]
-        p_ns, p_runs = progs.get(name, (0, 0))
-        progs[name] = (p_ns + ns - ns0, p_runs + runs - runs0)
+    progs = {name: (ns - bpf0.get(name, (0, 0))[0], runs - bpf0.get(name, (0, 0))[1])
+             for name, (ns, runs) in bpf1.items()}
     return {
         "rate": rate,
         "user_ms": (cpu1 - cpu0) * 1e3 / dt,
