@@ -383,23 +383,24 @@ int rec_loop_run(session *s, zs_error *err)
     if (max_delay > HOUSEKEEP_MAX_DELAY_NS)
         max_delay = HOUSEKEEP_MAX_DELAY_NS;
     s->housekept_ns = s->start_ns;
-    /* When due, at most a poll a tick, at least a quarter of a pending
-     * ring's samples a poll (BPF_DUE_POLL_NS). */
+    /* When due, the records are polled every BPF_DUE_POLL_NS, but never
+     * less often than a tick nor than a quarter of a pending ring fills. */
     uint64_t poll_every = BPF_DUE_POLL_NS > clock.period_ns ? BPF_DUE_POLL_NS : clock.period_ns;
-    uint64_t rate_period_ns = (uint64_t)(1e9 / s->o->rate_hz);
-    if (poll_every > rate_period_ns * (REC_PENDING_SAMPLES / 4))
-        poll_every = rate_period_ns * (REC_PENDING_SAMPLES / 4);
-    uint64_t next_poll = offcpu_due ? s->start_ns : 0;
+    if (poll_every > clock.period_ns * (REC_PENDING_SAMPLES / 4))
+        poll_every = clock.period_ns * (REC_PENDING_SAMPLES / 4);
+    uint64_t next_poll = s->start_ns;
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
-        if (offcpu_due && now >= next_poll) { /* the kernel's records, then their writing */
-            if (rec_bpf_feed_poll(s, err))
+        if (offcpu_due) { /* the kernel's records, then their writing, at each poll only */
+            if (now < next_poll) {
+                held = next_poll;
+            } else if (rec_bpf_feed_poll(s, err)) {
                 return -1;
-            next_poll = now + poll_every;
-            held = 0;
-        } else if (offcpu_due) {
-            held = next_poll; /* housekeeping held off until the next poll */
+            } else {
+                next_poll = now + poll_every;
+                held = 0;
+            }
         }
         if (!held || now >= due) {
             int rc = housekeep(s, now, 0, err);
