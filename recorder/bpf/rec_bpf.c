@@ -62,6 +62,7 @@ struct rec_bpf {
     rec_bpf_cb cb;
     void *cb_ctx;
     int handed;
+    int enough; /* the callback stopped the poll */
 };
 
 /* libbpf prints through one global hook: kept quiet unless asked (then
@@ -278,7 +279,12 @@ static int on_record(void *ctx, void *data, size_t len)
         return 0;
     }
     b->handed++;
-    return b->cb(b->cb_ctx, ev, len);
+    int rc = b->cb(b->cb_ctx, ev, len);
+    if (rc != REC_BPF_ENOUGH)
+        return rc;
+    /* libbpf stops on a negative return, past this record (taken). */
+    b->enough = 1;
+    return -ECANCELED;
 }
 
 /* Opens and loads the kernel side with off-CPU samples taken as offcpu
@@ -711,9 +717,10 @@ int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx)
     b->cb = cb;
     b->cb_ctx = ctx;
     b->handed = 0;
+    b->enough = 0;
     int rc = ring_buffer__consume(b->ring);
     b->cb = NULL;
-    return rc < 0 ? rc : b->handed;
+    return rc < 0 && !b->enough ? rc : b->handed;
 }
 
 int rec_bpf_counters(const rec_bpf *b, uint64_t *out)

@@ -85,11 +85,13 @@ int rec_bpf_thread_cpu_ns(rec_bpf *b, pid_t tid, uint64_t *ns);
 
 /* Called for each record; len is the record's size, checked to hold the
  * header and the bytes it says follow. A negative return stops the poll
- * and is returned by it. */
+ * and is returned by it; REC_BPF_ENOUGH (the record was taken) stops it
+ * with the count. */
 typedef int (*rec_bpf_cb)(void *ctx, const rec_bpf_event *ev, size_t len);
+enum { REC_BPF_ENOUGH = 1 };
 
 /* Hands every record waiting in the ring buffer to cb, oldest first,
- * without waiting for more. Returns how many were handed (a malformed one
+ * without waiting for more, or until cb says it has had enough. Returns how many were handed (a malformed one
  * is counted, see rec_bpf_malformed, and skipped), or cb's negative return
  * (or a negative errno from the ring buffer itself). */
 int rec_bpf_poll(rec_bpf *b, rec_bpf_cb cb, void *ctx);

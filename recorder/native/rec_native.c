@@ -33,6 +33,14 @@ enum { ANSWER_MS = 3000, MAX_SYMBOLS = 1 << 20, MAX_MODULES = 1 << 16, MAX_LOCAT
 enum { MAX_LINES = 1 << 23 }; /* source lines of all locations */
 
 
+/* A message waiting for room in the socket (see post). */
+typedef struct outbox_msg {
+    uint32_t type, arg;
+    void *payload;
+    size_t len;
+    int fd; /* -1: none */
+} outbox_msg;
+
 typedef struct asked_copy {
     uint64_t rsp, len;
 } asked_copy;
@@ -66,8 +74,13 @@ struct rec_native {
     uint64_t truncated;
     uint64_t general; /* unwinds libdwfl's general path made */
     int copier;       /* no unwinder: the window's copy is for ZAM alone */
+    outbox_msg *outbox; /* [outbox_head, noutbox): not sent yet, oldest first */
+    size_t outbox_head, noutbox, outbox_cap;
+    uint64_t outbox_moved_ns; /* when the socket last took one of them */
     uint8_t msg[UW_MAX_MSG];
 };
+
+static void outbox_clear(rec_native *n);
 
 /* The unwinder is of no more use: it goes, and the samples keep their
  * script frames. */
@@ -77,6 +90,7 @@ static void give_up(rec_native *n, const char *why)
         close(n->sock);
         n->sock = -1;
     }
+    outbox_clear(n);
     /* Killed, not waited for: a dying process's teardown can take longer
      * than a tick (hundreds of ms for a sanitized one on a busy host); the
      * sampling loop reaps it with the targets' stops. */
@@ -88,12 +102,12 @@ static void give_up(rec_native *n, const char *why)
         n->broken = why;
 }
 
-/* One message of up to two payload parts, with a descriptor when fd >= 0.
- * Never blocks for long: an unwinder that stopped reading must not stop the
- * recorder. A capture (wait 0) is not sent when the unwinder is behind: -2;
- * anything else waits up to ANSWER_MS for room, then gives the unwinder up. */
+/* One message of up to two payload parts, with a descriptor when fd >= 0,
+ * if the socket has room now: 0, -2 when it has not, -1 when the unwinder
+ * is gone. Never waits: an unwinder that stopped reading must not stop the
+ * recorder. */
 static int send_parts(rec_native *n, uint32_t type, uint32_t arg, const void *part1, size_t len1,
-                      const void *part2, size_t len2, int fd, int wait)
+                      const void *part2, size_t len2, int fd)
 {
     rec_unwind_head h = {type, arg};
     struct iovec iov[3] = {{&h, sizeof h}, {(void *)part1, len1}, {(void *)part2, len2}};
@@ -112,7 +126,6 @@ static int send_parts(rec_native *n, uint32_t type, uint32_t arg, const void *pa
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &fd, sizeof fd);
     }
-    uint64_t deadline = rec_now_ns() + (uint64_t)ANSWER_MS * 1000000ULL;
     for (;;) {
         if (n->sock < 0)
             return -1;
@@ -120,26 +133,76 @@ static int send_parts(rec_native *n, uint32_t type, uint32_t arg, const void *pa
             return 0;
         if (errno == EINTR)
             continue;
-        if (errno != EAGAIN) {
-            give_up(n, "the unwinder exited");
-            return -1;
-        }
-        if (!wait)
+        if (errno == EAGAIN)
             return -2;
-        uint64_t now = rec_now_ns();
-        if (now >= deadline) {
-            give_up(n, "the unwinder stopped reading for 3 s");
-            return -1;
-        }
-        struct pollfd p = {n->sock, POLLOUT, 0};
-        poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
+        give_up(n, "the unwinder exited");
+        return -1;
     }
 }
 
-static int send_msg(rec_native *n, uint32_t type, uint32_t arg, const void *payload, size_t len,
-                    int fd, int wait)
+static void outbox_drop_head(rec_native *n)
 {
-    return send_parts(n, type, arg, payload, len, NULL, 0, fd, wait);
+    outbox_msg *o = &n->outbox[n->outbox_head++];
+    if (o->fd >= 0)
+        close(o->fd);
+    free(o->payload);
+    if (n->outbox_head == n->noutbox)
+        n->outbox_head = n->noutbox = 0;
+}
+
+static void outbox_clear(rec_native *n)
+{
+    while (n->outbox_head < n->noutbox)
+        outbox_drop_head(n);
+    free(n->outbox);
+    n->outbox = NULL;
+    n->outbox_cap = 0;
+}
+
+/* Sends what waits in the outbox, oldest first, as far as the socket has
+ * room: 0 when it is empty, -2 when some still waits, -1 when the unwinder
+ * is given up (gone, or it took nothing for ANSWER_MS). */
+static int outbox_flush(rec_native *n)
+{
+    while (n->outbox_head < n->noutbox) {
+        outbox_msg *o = &n->outbox[n->outbox_head];
+        int rc = send_parts(n, o->type, o->arg, o->payload, o->len, NULL, 0, o->fd);
+        if (rc == -2 && rec_now_ns() - n->outbox_moved_ns > (uint64_t)ANSWER_MS * 1000000ULL) {
+            give_up(n, "the unwinder stopped reading for 3 s");
+            return -1;
+        }
+        if (rc)
+            return rc;
+        outbox_drop_head(n);
+        n->outbox_moved_ns = rec_now_ns();
+    }
+    return 0;
+}
+
+/* A message the unwinder must have before the next capture (a module
+ * list's part): sent now if the socket has room, else kept, with a copy of
+ * fd, for outbox_flush, which every submit calls first. 0, or -1 when the
+ * unwinder is gone or there is no memory. */
+static int post(rec_native *n, uint32_t type, uint32_t arg, const void *payload, size_t len, int fd)
+{
+    int rc = n->outbox_head < n->noutbox ? -2 : send_parts(n, type, arg, payload, len, NULL, 0, fd);
+    if (rc != -2)
+        return rc;
+    if (n->outbox_head == n->noutbox)
+        n->outbox_moved_ns = rec_now_ns();
+    void *copy = malloc(len ? len : 1);
+    int fd_copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (!copy || (fd >= 0 && fd_copy < 0) ||
+        zs_grow(&n->outbox, &n->outbox_cap, n->noutbox + 1, sizeof *n->outbox, 16)) {
+        free(copy);
+        if (fd_copy >= 0)
+            close(fd_copy);
+        give_up(n, "out of memory for the unwinder's module list");
+        return -1;
+    }
+    memcpy(copy, payload, len);
+    n->outbox[n->noutbox++] = (outbox_msg){type, arg, copy, len, fd_copy};
+    return 0;
 }
 
 /* A module file as the target maps it (its own mount namespace, deleted
@@ -233,7 +296,7 @@ static int send_modules(rec_native *n)
         snprintf(range, sizeof range, "%" PRIx64 "-%" PRIx64, m.start, m.end);
         int fd = open_module(n->pid, range, name);
         if (fd >= 0) {
-            rc = send_msg(n, UW_FILE, 0, name, strlen(name), fd, 1);
+            rc = post(n, UW_FILE, 0, name, strlen(name), fd);
             close(fd);
         }
     }
@@ -243,12 +306,11 @@ static int send_modules(rec_native *n)
         free(paths[i]);
     free(paths);
     for (size_t at = 0; rc == 0 && at < len; at += UW_MAPS_PART)
-        rc = send_msg(n, UW_MAPS_TEXT, 0, text + at, len - at < UW_MAPS_PART ? len - at : UW_MAPS_PART,
-                      -1, 1);
+        rc = post(n, UW_MAPS_TEXT, 0, text + at, len - at < UW_MAPS_PART ? len - at : UW_MAPS_PART, -1);
     free(text);
     if (rc == 0) {
         int vdso = vdso_start ? vdso_image(n->pid, vdso_start, vdso_end) : -1;
-        rc = send_msg(n, UW_MAPS_END, vdso >= 0, &vdso_start, sizeof vdso_start, vdso, 1);
+        rc = post(n, UW_MAPS_END, vdso >= 0, &vdso_start, sizeof vdso_start, vdso);
         if (vdso >= 0)
             close(vdso);
     }
@@ -522,8 +584,10 @@ int rec_native_submit(rec_native *n, const rec_raw_native *c)
         return -1;
     if (n->outstanding == REC_NATIVE_ASKED)
         return REC_NATIVE_NOT_YET;
-    int rc = send_parts(n, UW_UNWIND, (uint32_t)c->stack_len, &c->regs, sizeof c->regs, c->stack,
-                        c->stack_len, -1, 0);
+    int rc = outbox_flush(n);
+    if (rc == 0)
+        rc = send_parts(n, UW_UNWIND, (uint32_t)c->stack_len, &c->regs, sizeof c->regs, c->stack,
+                        c->stack_len, -1);
     if (rc)
         return rc;
     n->asked[(n->asked_head + n->outstanding) % REC_NATIVE_ASKED] =

@@ -9,6 +9,7 @@
 #ifdef ZS_HAVE_BPF
 #include "bpf/rec_bpf.h"
 #include "bpf/rec_bpf_sample.h"
+#include "base/rec_clock.h"
 
 static slot *slot_of(const session *s, pid_t pid)
 {
@@ -18,10 +19,13 @@ static slot *slot_of(const session *s, pid_t pid)
     return NULL;
 }
 
-/* A poll under way: its session, and the error that stopped it. */
+/* A poll under way: its session, the error that stopped it, and when it
+ * is to give way to the rest of the loop. */
 struct feed {
     session *s;
     zs_error *err;
+    uint64_t until_ns;
+    int enough; /* it gave way with records left */
 };
 
 /* One record: the slot's capture record, kept for its ticks. An off-CPU
@@ -51,7 +55,11 @@ static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
     if (with_stack)
         rec_pending_submit(s, sl);
     rec_bpf_sample_release(&sl->raw);
-    return 0;
+    /* Records keep coming while these are written: a poll that took them
+     * all might never end while a stalled unwinder makes each one wait,
+     * and nothing would reach the file. */
+    f->enough = rec_now_ns() >= f->until_ns;
+    return f->enough ? REC_BPF_ENOUGH : 0;
 }
 
 /* Once the unwinds know where a target's stack begins, the kernel's copies
@@ -68,9 +76,9 @@ static void follow_stack_bases(session *s)
     }
 }
 
-int rec_bpf_feed_poll(session *s, zs_error *err)
+int rec_bpf_feed_poll(session *s, uint64_t budget_ns, zs_error *err)
 {
-    struct feed f = {s, err};
+    struct feed f = {s, err, rec_now_ns() + budget_ns, 0};
     err->code = ZS_OK;
     if (rec_bpf_poll(s->o->bpf, take_record, &f) < 0) {
         if (err->code != ZS_OK) /* a write failed: the recording stops */
@@ -78,14 +86,15 @@ int rec_bpf_feed_poll(session *s, zs_error *err)
         s->bpf_poll_errors++;
     }
     follow_stack_bases(s);
-    return 0;
+    return f.enough;
 }
 
 #else
 
-int rec_bpf_feed_poll(session *s, zs_error *err)
+int rec_bpf_feed_poll(session *s, uint64_t budget_ns, zs_error *err)
 {
     (void)s;
+    (void)budget_ns;
     (void)err;
     return 0;
 }

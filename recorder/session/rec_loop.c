@@ -393,12 +393,13 @@ int rec_loop_run(session *s, zs_error *err)
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
         if (offcpu_due) { /* the kernel's records, then their writing, at each poll only */
+            int more = 0;
             if (now < next_poll) {
                 held = next_poll;
-            } else if (rec_bpf_feed_poll(s, err)) {
+            } else if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0) {
                 return -1;
             } else {
-                next_poll = now + poll_every;
+                next_poll = more ? now : now + poll_every;
                 held = 0;
             }
         }
@@ -427,7 +428,7 @@ int rec_loop_run(session *s, zs_error *err)
             tick(s, now);
         if (offcpu_due)
             rec_bpf_sampler_due(s);
-        else if (s->o->bpf && rec_bpf_feed_poll(s, err)) /* the kernel took the samples: collect them */
+        else if (s->o->bpf && rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0) /* the kernel took the samples */
             return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
         /* A late poll loses nothing: the kernel keeps the records, and the
@@ -439,7 +440,7 @@ int rec_loop_run(session *s, zs_error *err)
     }
     /* Stops still out are collected by the release; their samples are not
      * kept. The BPF sampler's last records are. */
-    if (s->o->bpf && rec_bpf_feed_poll(s, err))
+    if (s->o->bpf && rec_bpf_feed_poll(s, RELEASE_NS, err) < 0)
         return -1;
     return housekeep(s, rec_now_ns(), 1, err) < 0 ? -1 : 0;
 }

@@ -58,6 +58,9 @@ enum {
      * often (each wake-up that carries them costs more than the samples'
      * own work at low rates: docs/performance.md, "The always-on cost"). */
     BPF_DUE_POLL_NS = 200000000,
+    /* A poll gives way to housekeeping (the second's cut) and the stop
+     * signals after this long, records left or not. */
+    BPF_POLL_BUDGET_NS = 100000000,
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
@@ -191,8 +194,9 @@ typedef struct session {
 int rec_loop_run(struct session *s, zs_error *err);
 
 /* rec_bpf_feed.c: the BPF sampler's records into the session (s->o->bpf). */
-/* Every record waiting, kept in pending order; -1 when writing failed. */
-int rec_bpf_feed_poll(struct session *s, zs_error *err);
+/* The records waiting, kept in pending order, for up to budget_ns: 0 when
+ * all were taken, 1 when some are left, -1 when writing failed. */
+int rec_bpf_feed_poll(struct session *s, uint64_t budget_ns, zs_error *err);
 
 /* rec_pending.c: the samples taken, on their way to the recording. */
 /* Keeps what sl->raw holds (called right after the target was resumed:
