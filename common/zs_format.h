@@ -18,12 +18,13 @@ enum { ZS_MAGIC_LEN = 8 };
  * read every version up to their own; record types they do not know are
  * skipped (and counted), so adding a record type needs no bump, unless
  * skipping it loses what the file means (7: samples). */
-enum { ZS_FORMAT_VERSION = 7 }; /* 2: native frames (func 0) and SYMBOL records;
+enum { ZS_FORMAT_VERSION = 8 }; /* 2: native frames (func 0) and SYMBOL records;
                                    3: a native frame names a LOCATION, no longer a SYMBOL;
                                    4: each frame of a STACK says its kind;
                                    5: a STACK opens with the first frames of an earlier one;
                                    6: a script frame's stmt may name a ZAM instruction;
-                                   7: SAMPLES_OFF_CPU, samples taken off the CPU */
+                                   7: SAMPLES_OFF_CPU, samples taken off the CPU;
+                                   8: LOAD, zeek's packets, lag and queue a second */
 
 typedef enum zs_record_type {
     ZS_REC_HEADER = 1,   /* kv pairs: recorder_version, host, start_wall_ns, ... */
@@ -70,7 +71,35 @@ typedef enum zs_record_type {
                                 stack (its native frames mixed in) instead. A reader
                                 that skips both (before them) shows such samples
                                 with their script frames, as they were written */
+    ZS_REC_LOAD = 16,        /* format 8: varint t_us, varint pid, varint what
+                                (zs_load_what bits), then the values what says
+                                are there, in this order: varint received,
+                                dropped, link, bytes (the packet source's own
+                                counters, since it opened), varint lag_us (wall
+                                clock minus network_time, a live source's; 0 when
+                                behind by less), varint queue (bytes waiting in
+                                zeek's packet sockets). Read once a second */
 } zs_record_type;
+
+/* What a LOAD record holds. */
+typedef enum zs_load_what {
+    ZS_LOAD_COUNTERS = 1, /* received, dropped, link, bytes */
+    ZS_LOAD_LIVE = 2,     /* the source reads an interface (else a trace file) */
+    ZS_LOAD_LAG = 4,      /* lag_us (live sources only) */
+    ZS_LOAD_QUEUE = 8,    /* queue */
+    ZS_LOAD_AF_PACKET = 16, /* the source is AF_Packet's (else libpcap's) */
+    ZS_LOAD__ALL = 31,
+} zs_load_what;
+
+/* One LOAD record's values (absent ones 0, as what says). */
+typedef struct zs_load {
+    uint64_t t_us;
+    uint32_t pid;
+    uint32_t what;
+    uint64_t received, dropped, link, bytes;
+    uint64_t lag_us;
+    uint64_t queue;
+} zs_load;
 
 typedef enum zs_event_kind {
     ZS_EV_TARGET_EXITED = 1, /* value: wait status */

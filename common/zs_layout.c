@@ -22,8 +22,12 @@ typedef struct field {
 
 #define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 0}
 #define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL, 0}
-enum { G_ZAM = 1, G_ZAM_COALESCED, G_ZAM_SCOPE, G_COUNT };
+enum { G_ZAM = 1, G_ZAM_COALESCED, G_ZAM_SCOPE, G_PKTSRC, G_PKTSRC_PCAP, G_PKTSRC_AF, G_COUNT };
 #define ZAM_FIELD(key, member, type, group) {key, offsetof(zs_layout, zam.member), type, group}
+#define PKTSRC_FIELD(key, member, type, group) {key, offsetof(zs_layout, pktsrc.member), type, group}
+/* A group's parent: its keys are only given with the parent's. */
+static const int group_parent[G_COUNT] = {[G_ZAM_COALESCED] = G_ZAM, [G_ZAM_SCOPE] = G_ZAM,
+                                          [G_PKTSRC_PCAP] = G_PKTSRC, [G_PKTSRC_AF] = G_PKTSRC};
 
 static const field fields[] = {
     {"model", offsetof(zs_layout, model), F_MODEL},
@@ -70,6 +74,14 @@ static const field fields[] = {
     ZAM_FIELD("zam_id_name", id_name, F_INT, G_ZAM_SCOPE),
     ZAM_FIELD("zam_id_val", id_val, F_INT, G_ZAM_SCOPE),
     ZAM_FIELD("zam_funcval_func", funcval_func, F_INT, G_ZAM_SCOPE),
+    PKTSRC_FIELD("sym_pktsrc_iosource_mgr", sym_iosource_mgr, F_SYMBOL, G_PKTSRC),
+    PKTSRC_FIELD("pktsrc_mgr_pkt_src", mgr_pkt_src, F_INT, G_PKTSRC),
+    PKTSRC_FIELD("sym_pktsrc_pcap_vtable", sym_pcap_vtable, F_SYMBOL, G_PKTSRC_PCAP),
+    PKTSRC_FIELD("pktsrc_pcap_stats", pcap_stats, F_INT, G_PKTSRC_PCAP),
+    PKTSRC_FIELD("pktsrc_pcap_is_live", pcap_is_live, F_INT, G_PKTSRC_PCAP),
+    PKTSRC_FIELD("sym_pktsrc_af_packet_vtable", sym_af_packet_vtable, F_SYMBOL, G_PKTSRC_AF),
+    PKTSRC_FIELD("pktsrc_af_packet_stats", af_packet_stats, F_INT, G_PKTSRC_AF),
+    PKTSRC_FIELD("pktsrc_af_packet_is_live", af_packet_is_live, F_INT, G_PKTSRC_AF),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -204,12 +216,13 @@ int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout 
         group_seen[fields[i].group] += seen[i];
     for (size_t i = 0; i < FIELD_COUNT; i++) {
         int group = fields[i].group;
+        const char *family = group >= G_PKTSRC ? "pktsrc_" : "zam_";
         if (!seen[i] && (!group || group_seen[group]))
-            return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'%s", source, fields[i].key,
-                           group ? " (these zam_ keys go all together)" : "");
-        if (seen[i] && group > G_ZAM && !group_seen[G_ZAM])
-            return zs_fail(err, ZS_E_LAYOUT, "%s: key '%s' without the other zam_ keys", source,
-                           fields[i].key);
+            return zs_fail(err, ZS_E_LAYOUT, "%s: missing key '%s'%s%s%s", source, fields[i].key,
+                           group ? " (these " : "", group ? family : "", group ? " keys go all together)" : "");
+        if (seen[i] && group_parent[group] && !group_seen[group_parent[group]])
+            return zs_fail(err, ZS_E_LAYOUT, "%s: key '%s' without the other %s keys", source,
+                           fields[i].key, family);
     }
     return zs_layout_check(out, source, err);
 }
@@ -237,9 +250,13 @@ char *zs_layout_format(const zs_layout *l)
     size_t n = (size_t)snprintf(s, cap, "# zeek-spy layout (key = value; offsets in bytes)\n");
     for (size_t i = 0; i < FIELD_COUNT && n < cap; i++) {
         const char *base = (const char *)l + fields[i].offset;
-        if ((fields[i].group && !zs_layout_has_zam(l)) ||
-            (fields[i].group == G_ZAM_SCOPE && !zs_layout_has_zam_scope(l)) ||
-            (fields[i].group == G_ZAM_COALESCED && !l->zam.sym_coalesced_vtable[0]))
+        int g = fields[i].group;
+        if ((g && g < G_PKTSRC && !zs_layout_has_zam(l)) ||
+            (g == G_ZAM_SCOPE && !zs_layout_has_zam_scope(l)) ||
+            (g == G_ZAM_COALESCED && !l->zam.sym_coalesced_vtable[0]) ||
+            (g >= G_PKTSRC && !zs_layout_has_pktsrc(l)) ||
+            (g == G_PKTSRC_PCAP && !l->pktsrc.sym_pcap_vtable[0]) ||
+            (g == G_PKTSRC_AF && !l->pktsrc.sym_af_packet_vtable[0]))
             continue;
         switch (fields[i].type) {
         case F_MODEL:
@@ -314,6 +331,18 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
                        "%s: the zam_ members are inconsistent (a vtable symbol, an 8-aligned "
                        "instruction size of 16 or more holding its loc; the coalesced vtable and "
                        "orig_func together)", source);
+    const zs_pktsrc_layout *p = &l->pktsrc;
+    if (zs_layout_has_pktsrc(l) &&
+        (!member_fits(p->mgr_pkt_src, 8, OFFSET_MAX) || p->mgr_pkt_src % 8 ||
+         (!p->sym_pcap_vtable[0] && !p->sym_af_packet_vtable[0]) ||
+         (p->sym_pcap_vtable[0] && (!member_fits(p->pcap_stats, ZS_PKTSRC_STATS_SIZE, OFFSET_MAX) ||
+                                    p->pcap_stats % 8 || !member_fits(p->pcap_is_live, 1, OFFSET_MAX))) ||
+         (p->sym_af_packet_vtable[0] &&
+          (!member_fits(p->af_packet_stats, ZS_PKTSRC_STATS_SIZE, OFFSET_MAX) || p->af_packet_stats % 8 ||
+           !member_fits(p->af_packet_is_live, 1, OFFSET_MAX)))))
+        return zs_fail(err, ZS_E_LAYOUT,
+                       "%s: the pktsrc_ members are inconsistent (8-aligned pointers and counters "
+                       "within %d bytes, and at least one source's vtable)", source, OFFSET_MAX);
     return 0;
 }
 

@@ -70,6 +70,34 @@ typedef struct zs_zam_layout {
     uint64_t body_vtable_at;
 } zs_zam_layout;
 
+/* The packet source's counters, for the load record (optional: empty
+ * symbols when the layout knows none; each source kind all or none). The
+ * global sym_iosource_mgr points to the I/O manager, whose member at
+ * mgr_pkt_src points to the packet source; by its vtable pointer that is a
+ * PcapSource (libpcap: live or a trace file) or an AF_PacketSource, each
+ * with its own copy of the PktSrc::Stats counters (ZS_PKTSRC_STATS_*) at
+ * *_stats and of its Properties' is_live flag at *_is_live. */
+typedef struct zs_pktsrc_layout {
+    char sym_iosource_mgr[ZS_SYMBOL_MAX];
+    int32_t mgr_pkt_src;
+    char sym_pcap_vtable[ZS_SYMBOL_MAX];
+    int32_t pcap_stats;
+    int32_t pcap_is_live;
+    char sym_af_packet_vtable[ZS_SYMBOL_MAX];
+    int32_t af_packet_stats;
+    int32_t af_packet_is_live;
+} zs_pktsrc_layout;
+
+/* PktSrc::Stats, the same in every version from 3.0 to 9.0: uint64
+ * received, dropped, link, bytes_received (then more, not read). */
+enum {
+    ZS_PKTSRC_STATS_RECEIVED = 0,
+    ZS_PKTSRC_STATS_DROPPED = 8,
+    ZS_PKTSRC_STATS_LINK = 16,
+    ZS_PKTSRC_STATS_BYTES = 24,
+    ZS_PKTSRC_STATS_SIZE = 32,
+};
+
 typedef struct zs_layout {
     zs_model model;
     char sym_call_stack[ZS_SYMBOL_MAX];
@@ -105,6 +133,7 @@ typedef struct zs_layout {
     int32_t string_size;
 
     zs_zam_layout zam;
+    zs_pktsrc_layout pktsrc;
 } zs_layout;
 
 /* Whether l can read ZAM-compiled bodies. */
@@ -115,19 +144,27 @@ static inline int zs_layout_has_zam_scope(const zs_layout *l)
     return zs_layout_has_zam(l) && l->zam.sym_scopes[0];
 }
 
+/* Whether l can find the packet source (and then which kinds it reads). */
+static inline int zs_layout_has_pktsrc(const zs_layout *l) { return l->pktsrc.sym_iosource_mgr[0] != 0; }
+
 /* Finds the built-in layout for a Zeek version string ("6.0.3", "8.0.10-debug").
  * Returns NULL when no built-in layout covers it. */
 const zs_layout *zs_layout_builtin(const char *zeek_version);
 /* Gives l (a layout from DWARF, say) the built-in table's ZAM members for
  * that version when it has none. */
 void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version);
+/* The same for the packet source's members (their own table: they change
+ * with other releases than the interpreter's). */
+void zs_layout_add_builtin_pktsrc(zs_layout *l, const char *zeek_version);
 
 /* Versions covered by the built-in table, for messages and --help. */
 void zs_layout_builtin_versions(char *buf, size_t size);
 
 /* Plain-text format: "key = value" lines, '#' comments. Every key required
  * but the zam_ ones: all or none, and within them the two coalesced ones
- * and the scope ones each a group of its own (all or none). */
+ * and the scope ones each a group of its own (all or none); and the
+ * pktsrc_ ones: the manager's, the PcapSource's and the AF_PacketSource's
+ * each a group (all or none), the two sources' only with the manager's. */
 int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out, zs_error *err);
 int zs_layout_load(const char *path, zs_layout *out, zs_error *err);
 /* Returns a malloc'd text in the format zs_layout_parse reads. */

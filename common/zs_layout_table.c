@@ -296,16 +296,19 @@ static const entry table[] = {
 };
 enum { TABLE_SIZE = sizeof table / sizeof table[0] };
 
+static int version_matches(const char *version, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return !strncmp(version, prefix, n) && (version[n] == '.' || version[n] == '-' || version[n] == '\0');
+}
+
 const zs_layout *zs_layout_builtin(const char *zeek_version)
 {
     if (!zeek_version)
         return NULL;
-    for (size_t i = 0; i < TABLE_SIZE; i++) {
-        size_t n = strlen(table[i].prefix);
-        if (!strncmp(zeek_version, table[i].prefix, n) &&
-            (zeek_version[n] == '.' || zeek_version[n] == '-' || zeek_version[n] == '\0'))
+    for (size_t i = 0; i < TABLE_SIZE; i++)
+        if (version_matches(zeek_version, table[i].prefix))
             return table[i].layout;
-    }
     return NULL;
 }
 
@@ -315,6 +318,57 @@ void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version)
     if (zs_layout_has_zam(l) || !b || !zs_layout_has_zam(b))
         return;
     l->zam = b->zam;
+}
+
+/* The packet source's members (zs_pktsrc_layout), by version: the I/O
+ * manager's pkt_src at 56 from 4.0 on; each source's own Properties
+ * (is_live 4 bytes before its Stats) and Stats follow its PktSrc, whose
+ * size changed with Packet's: PcapSource's and AF_PacketSource's Stats at
+ * 344 (4.0), 368 (5.0.0-5.0.7), 376 (5.0.8-5.0.10, 5.2.0, 8.0), 384 (5.2.1
+ * on, 8.2, 9.0), 392 (6.0, 7.0, 8.1). AF_Packet is built in from 5.2 (as
+ * iosource::pktsrc, iosource::af_packet from 8.1). Derived: offsetof over
+ * each release's own headers with GCC 12 and libstdc++ (8.2.2's and
+ * 9.0.0-rc1's headers are identical here); 8.2.2's checked against a real
+ * build reading a live interface (docs/layouts.md). Not known: 3.0 (a list
+ * of sources, no pkt_src), 5.1, 6.1, 6.2, 7.1, 7.2. */
+#define PKTSRC_MGR .sym_iosource_mgr = "_ZN4zeek12iosource_mgrE", .mgr_pkt_src = 56
+#define PCAP(stats) .sym_pcap_vtable = "_ZTVN4zeek8iosource4pcap10PcapSourceE", .pcap_stats = stats, \
+    .pcap_is_live = (stats) - 4
+#define AF_PACKET(ns, stats) .sym_af_packet_vtable = "_ZTVN4zeek8iosource" ns "15AF_PacketSourceE", \
+    .af_packet_stats = stats, .af_packet_is_live = (stats) - 4
+#define AF_PKTSRC "6pktsrc"
+#define AF_OWN "9af_packet"
+
+typedef struct pktsrc_entry {
+    const char *prefix; /* as table[]'s */
+    zs_pktsrc_layout pktsrc;
+} pktsrc_entry;
+
+static const pktsrc_entry pktsrc_table[] = {
+    {"4.0", {PKTSRC_MGR, PCAP(344)}},
+    {"5.0.8", {PKTSRC_MGR, PCAP(376)}},
+    {"5.0.9", {PKTSRC_MGR, PCAP(376)}},
+    {"5.0.10", {PKTSRC_MGR, PCAP(376)}},
+    {"5.0", {PKTSRC_MGR, PCAP(368)}},
+    {"5.2.0", {PKTSRC_MGR, PCAP(376), AF_PACKET(AF_PKTSRC, 376)}},
+    {"5.2", {PKTSRC_MGR, PCAP(384), AF_PACKET(AF_PKTSRC, 384)}},
+    {"6.0", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
+    {"7.0", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
+    {"8.0", {PKTSRC_MGR, PCAP(376), AF_PACKET(AF_PKTSRC, 376)}},
+    {"8.1", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_OWN, 392)}},
+    {"8.2", {PKTSRC_MGR, PCAP(384), AF_PACKET(AF_OWN, 384)}},
+    {"9.0", {PKTSRC_MGR, PCAP(384), AF_PACKET(AF_OWN, 384)}},
+};
+
+void zs_layout_add_builtin_pktsrc(zs_layout *l, const char *zeek_version)
+{
+    if (zs_layout_has_pktsrc(l) || !zeek_version)
+        return;
+    for (size_t i = 0; i < sizeof pktsrc_table / sizeof pktsrc_table[0]; i++)
+        if (version_matches(zeek_version, pktsrc_table[i].prefix)) {
+            l->pktsrc = pktsrc_table[i].pktsrc;
+            return;
+        }
 }
 
 /* Length of the "major.minor" part of a key. */

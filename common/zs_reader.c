@@ -433,6 +433,26 @@ static int decode_nettime(zs_cursor *c, zs_record *rec)
     return 0;
 }
 
+static int decode_load(zs_cursor *c, zs_record *rec)
+{
+    zs_load *l = &rec->load;
+    uint64_t what;
+    memset(l, 0, sizeof *l);
+    if (zs_get_varint(c, &l->t_us) || get_u32(c, &l->pid) || zs_get_varint(c, &what) ||
+        (what & ~(uint64_t)ZS_LOAD__ALL))
+        return -1;
+    l->what = (uint32_t)what;
+    if ((what & ZS_LOAD_COUNTERS) &&
+        (zs_get_varint(c, &l->received) || zs_get_varint(c, &l->dropped) ||
+         zs_get_varint(c, &l->link) || zs_get_varint(c, &l->bytes)))
+        return -1;
+    if ((what & ZS_LOAD_LAG) && zs_get_varint(c, &l->lag_us))
+        return -1;
+    if ((what & ZS_LOAD_QUEUE) && zs_get_varint(c, &l->queue))
+        return -1;
+    return 0;
+}
+
 static int decode_symbol(zs_reader *r, zs_cursor *c, zs_record *rec)
 {
     size_t off;
@@ -558,6 +578,7 @@ static int decode(zs_reader *r, uint8_t type, zs_cursor *c, zs_record *rec)
     case ZS_REC_SNAPSHOT: return decode_snapshot(c, rec);
     case ZS_REC_EVENT: return decode_event(r, c, rec);
     case ZS_REC_NETTIME: return decode_nettime(c, rec);
+    case ZS_REC_LOAD: return r->version >= 8 ? decode_load(c, rec) : 1;
     case ZS_REC_SYMBOL: return decode_symbol(r, c, rec);
     case ZS_REC_MODULE: return decode_module(r, c, rec);
     case ZS_REC_LOCATION: return decode_location(r, c, rec);

@@ -39,6 +39,7 @@ typedef struct zs_record {
                                                                      it; n, lines bounded */
         struct { uint64_t stack_id; } stack_waits;
         struct { uint32_t pid; uint64_t t_us; uint64_t stack_id; } native_late;
+        zs_load load;
     };
 } zs_record;
 

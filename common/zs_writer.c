@@ -328,6 +328,28 @@ int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_
     return maybe_flush(w, err);
 }
 
+int zs_writer_load(zs_writer *w, const zs_load *l, zs_error *err)
+{
+    if (reserve(w, 9 * ZS_VARINT_MAX, err))
+        return -1;
+    size_t at = begin_record(w, ZS_REC_LOAD);
+    zs_put_varint(&w->buf, l->t_us);
+    zs_put_varint(&w->buf, l->pid);
+    zs_put_varint(&w->buf, l->what & ZS_LOAD__ALL);
+    if (l->what & ZS_LOAD_COUNTERS) {
+        zs_put_varint(&w->buf, l->received);
+        zs_put_varint(&w->buf, l->dropped);
+        zs_put_varint(&w->buf, l->link);
+        zs_put_varint(&w->buf, l->bytes);
+    }
+    if (l->what & ZS_LOAD_LAG)
+        zs_put_varint(&w->buf, l->lag_us);
+    if (l->what & ZS_LOAD_QUEUE)
+        zs_put_varint(&w->buf, l->queue);
+    end_record(w, at);
+    return maybe_flush(w, err);
+}
+
 uint64_t zs_writer_last_t_us(const zs_writer *w) { return w->last_t_us; }
 
 int zs_writer_stack_waits(zs_writer *w, uint64_t stack_id, zs_error *err)

@@ -53,6 +53,8 @@ int zs_writer_location(zs_writer *w, uint32_t pid, const zs_native_location *l, 
 int zs_writer_lines(zs_writer *w, uint32_t pid, const zs_native_lines *l, zs_error *err);
 int zs_writer_nettime(zs_writer *w, uint64_t t_us, uint32_t pid, double network_time,
                       zs_error *err);
+/* A LOAD record (format 8): the process's packets, lag and queue. */
+int zs_writer_load(zs_writer *w, const zs_load *l, zs_error *err);
 /* Writes everything buffered, decodable; the frame may stay open. */
 int zs_writer_flush(zs_writer *w, zs_error *err);
 /* The same, and ends the frame: the next records start a new one. */

@@ -59,6 +59,7 @@ typedef struct options {
     char **bases; /* --base: the recordings to compare with */
     int nbases;
     conv_filter base_nodes; /* --base-node: the base is these nodes' samples */
+    conv_when base_when;    /* --base-when: the base is these seconds' samples (n 0: none) */
     const char *push_url;   /* --push: each recording to this back end */
     conv_push_target push;
     uint64_t push_timeout_s;
@@ -89,6 +90,10 @@ static void usage(FILE *out)
             "      --base-node NAME  the base is this cluster node's samples (repeatable),\n"
             "                        of the --base recordings or else of the same ones:\n"
             "                        --node worker-3 --base-node worker-1 compares nodes\n"
+            "      --base-when EXPR  the base is the samples of the seconds EXPR selects (as\n"
+            "                        --when), of the --base recordings or else of the same\n"
+            "                        ones: --when 'lag > 1s' --base-when 'lag <= 1s' shows\n"
+            "                        what grows when zeek falls behind\n"
             "      --push URL        send each recording's profile to a back end: Pyroscope\n"
             "                        (http://HOST:4040) or Parca, labelled host, node, pid, Zeek\n"
             "                        and zeek-spy versions; FILE.pushed marks it sent\n"
@@ -105,6 +110,12 @@ static void usage(FILE *out)
             "                        (120.5), UTC wall-clock time (2026-11-30T03:45:00 or\n"
             "                        @UNIXTIME), or Zeek network time (net:1700000000.5)\n"
             "      --to TIME         only samples before TIME (same forms)\n"
+            "      --when EXPR       only samples of the seconds whose load EXPR selects\n"
+            "                        (recordings of format 8): METRIC OP VALUE joined by\n"
+            "                        'and'; pps and drops (packets a second), lag (s or\n"
+            "                        ms: network_time behind the clock, live sources),\n"
+            "                        queue (bytes, K/M/G: waiting in zeek's packet\n"
+            "                        sockets); OP > >= < <=. 'lag > 1s', 'pps >= 50000'\n"
             "      --view VIEW       wall (default): every sample, on- and off-CPU, shares\n"
             "                        of wall-clock time as the ptrace sampler's; cpu: only\n"
             "                        the samples taken on the CPU (recordings made with\n"
@@ -130,7 +141,8 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
     /* Long options without a short form: values past any character. */
     enum { OPT_TOP = 256, OPT_PID, OPT_FROM, OPT_TO, OPT_CACHE, OPT_NO_CACHE, OPT_NODE, OPT_INFO,
            OPT_REVERSE, OPT_INTERPRETER_FRAMES, OPT_BASE, OPT_BASE_NODE, OPT_PUSH,
-           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH, OPT_WATCH_EVERY, OPT_VIEW };
+           OPT_PUSH_TIMEOUT, OPT_PUSH_API, OPT_WATCH, OPT_WATCH_EVERY, OPT_VIEW, OPT_WHEN,
+           OPT_BASE_WHEN };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"format", required_argument, 0, 'f'},
         {"top", required_argument, 0, OPT_TOP},  {"pid", required_argument, 0, OPT_PID},
@@ -143,6 +155,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         {"interpreter-frames", no_argument, 0, OPT_INTERPRETER_FRAMES},
         {"base", required_argument, 0, OPT_BASE},
         {"base-node", required_argument, 0, OPT_BASE_NODE},
+        {"when", required_argument, 0, OPT_WHEN}, {"base-when", required_argument, 0, OPT_BASE_WHEN},
         {"push", required_argument, 0, OPT_PUSH},
         {"push-timeout", required_argument, 0, OPT_PUSH_TIMEOUT},
         {"push-api", required_argument, 0, OPT_PUSH_API},
@@ -201,6 +214,14 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
             if (zs_parse_count("--push-timeout", optarg, 600, &o->push_timeout_s, err)) return -1;
             if (!o->push_timeout_s) return zs_fail(err, ZS_E_USAGE, "--push-timeout: 0 seconds");
             break;
+        case OPT_WHEN:
+            if (conv_when_parse("--when", optarg, &o->filter.when, err))
+                return -1;
+            break;
+        case OPT_BASE_WHEN:
+            if (conv_when_parse("--base-when", optarg, &o->base_when, err))
+                return -1;
+            break;
         case OPT_BASE_NODE:
             if (conv_filter_add_node(&o->base_nodes, optarg))
                 return zs_fail(err, ZS_E_NOMEM, "--base-node");
@@ -237,10 +258,12 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
         return zs_fail(err, ZS_E_USAGE, "no recording given (see --help)");
     if (o->write.reverse && o->format != FORMAT_SVG)
         return zs_fail(err, ZS_E_USAGE, "--reverse is for -f svg");
-    if ((o->nbases || o->base_nodes.nnodes) && o->format != FORMAT_SVG && o->format != FORMAT_SUMMARY)
-        return zs_fail(err, ZS_E_USAGE, "--base and --base-node are for -f svg or -f summary (for "
+    if ((o->nbases || o->base_nodes.nnodes || o->base_when.n) && o->format != FORMAT_SVG &&
+        o->format != FORMAT_SUMMARY)
+        return zs_fail(err, ZS_E_USAGE, "--base, --base-node and --base-when are for -f svg or -f summary (for "
                        "pprof, convert each and use go tool pprof -diff_base OLD.pb.gz NEW.pb.gz)");
-    if (o->push_url && (o->format != FORMAT_PPROF || o->output || o->nbases || o->base_nodes.nnodes))
+    if (o->push_url && (o->format != FORMAT_PPROF || o->output || o->nbases || o->base_nodes.nnodes ||
+                        o->base_when.n))
         return zs_fail(err, ZS_E_USAGE, "--push sends pprof profiles: no -f, -o, --base or --base-node with it");
     o->push.api = o->push_api;
     /* The base's window and view are the profile's; its nodes are its own. */
@@ -521,22 +544,25 @@ int main(int argc, char **argv)
     }
     if (!(all = merged(&o, &o.filter, cache, o.recordings, o.nrecordings, &failures, &err)))
         goto out;
-    if (o.nbases || o.base_nodes.nnodes) {
+    if (o.nbases || o.base_nodes.nnodes || o.base_when.n) {
         int base_failures = 0;
-        const conv_filter *bf = o.base_nodes.nnodes ? &o.base_nodes : &o.filter;
+        conv_filter by_load = o.base_nodes.nnodes ? o.base_nodes : o.filter;
+        by_load.when = o.base_when; /* a copy: the lists stay the options' */
+        const conv_filter *bf = o.base_when.n ? &by_load : o.base_nodes.nnodes ? &o.base_nodes : &o.filter;
         if (!(base = o.nbases ? merged(&o, bf, cache, o.bases, o.nbases, &base_failures, &err)
                               : merged(&o, bf, cache, o.recordings, o.nrecordings, &base_failures, &err)))
             goto out;
         failures += base_failures;
         if (base->meta.samples == 0) {
-            zs_fail(&err, ZS_E_USAGE, "the base has no samples (see --base-node and the recordings' "
-                    "nodes with --info)");
+            zs_fail(&err, ZS_E_USAGE, "the base has no samples (see --base-node, --base-when and the "
+                    "recordings' nodes and load with --info)");
             goto out;
         }
         o.write.base = base;
     }
     if (!o.quiet && filtered(&o) && all->meta.samples == 0)
-        fprintf(stderr, "%s: warning: no samples match the --pid/--from/--to filter; the profile is empty\n", PROG);
+        fprintf(stderr, "%s: warning: no samples match the --pid/--node/--from/--to/--when filter; the profile "
+                "is empty\n", PROG);
     if (conv_output_write(o.output, formats[o.format].write, all, &o.write, &err))
         goto out;
     if (!o.quiet && strcmp(o.output, "-"))

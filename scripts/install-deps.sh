@@ -8,6 +8,8 @@ packages=(build-essential cmake pkg-config g++
           libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
           libelf-dev libdw-dev libsqlite3-dev sqlite3 golang-go
           python3 time binutils procps
+          # the load test's network namespace and veth pair
+          iproute2
           # the --top test drives a terminal
           tmux
           # the converter's SVG and speedscope tests: headless rendering, JSON schema

@@ -73,7 +73,7 @@ int conv_filter_add_node(conv_filter *f, const char *node)
 
 int conv_filter_active(const conv_filter *f)
 {
-    return f && (f->npids || f->nnodes || f->from.set || f->to.set);
+    return f && (f->npids || f->nnodes || f->from.set || f->to.set || f->when.n);
 }
 
 int conv_filter_needs_nettime(const conv_filter *f)

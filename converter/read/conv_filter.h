@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "read/conv_when.h"
 #include "zs_error.h"
 
 typedef enum conv_clock {
@@ -38,6 +39,7 @@ typedef struct conv_filter {
     conv_bound from, to; /* keep from <= t < to */
     conv_view view;      /* not a filter of conv_filter_active: each view has
                             its own cache entries (conv_read.h, CONV_READ_CPU_VIEW) */
+    conv_when when;      /* --when: by the load of each sample's second (n 0: all) */
 } conv_filter;
 
 /* "120" or "120.5" (offset), "2026-11-30T03:45:00" or "@1796010300" (wall,
@@ -48,8 +50,8 @@ int conv_view_parse(const char *text, conv_view *v, zs_error *err);
 const char *conv_view_name(conv_view v);
 int conv_filter_add_pid(conv_filter *f, uint32_t pid);
 int conv_filter_add_node(conv_filter *f, const char *node);
-/* Whether it keeps fewer samples than the whole recording's by pid, node
- * or time (the view aside). */
+/* Whether it keeps fewer samples than the whole recording's by pid, node,
+ * time or load (the view aside). */
 int conv_filter_active(const conv_filter *f);
 int conv_filter_needs_nettime(const conv_filter *f);
 /* offset_s, wall_s and net_s of one sample (net_s < 0: unknown). */

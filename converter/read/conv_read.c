@@ -69,6 +69,8 @@ typedef struct process {
     zs_image *image;
     nettime_point *clock;
     size_t nclock, clock_cap;
+    zs_load *load; /* LOAD records (format 8), in time order */
+    size_t nload, load_cap;
     char **symbols;   /* native function names by SYMBOL id (format 2) */
     size_t nsymbols;
     /* How native names are shown (names/conv_symver.h): a recorder that wrote
@@ -106,6 +108,7 @@ struct conv_reading {
     char key[256]; /* the cache key; "" when not asked for or too long */
     int at_end;
     int window, net_window; /* the filter has a time window; one in network time */
+    int load_window;        /* it keeps samples by their second's load (--when) */
     /* Format 7: the sampler marks each sample on or off the CPU (the
      * header's sampler is not ptrace). cpu_view: off-CPU samples are left
      * out (--view cpu); key_cpu_view: the cache key was made for that view. */
@@ -303,6 +306,13 @@ static int take_sample(reading *rd, uint64_t t_us, uint64_t id, int off_cpu, zs_
     double net = rd->net_window ? network_time_at(find_process(rd, rd->stacks[id].pid, 0), t_us) : -1;
     if (!conv_filter_keeps_time(rd->filter, offset, wall, net))
         return 0;
+    if (rd->load_window) {
+        const process *p = find_process(rd, rd->stacks[id].pid, 0);
+        conv_load_second sec;
+        if (!p || !conv_load_second_at(p->load, p->nload, t_us, &sec) ||
+            !conv_when_keeps(&rd->filter->when, &sec))
+            return 0;
+    }
     return count_kept(rd, t_us, id, off_cpu, err);
 }
 
@@ -317,6 +327,8 @@ static int settle(reading *rd, int final, zs_error *err)
         const pending_sample *q = &rd->pending[rd->pending_head];
         const process *p = find_process(rd, rd->stacks[q->stack_id].pid, 0);
         if (!final && rd->net_window && !(p && p->nclock && p->clock[p->nclock - 1].t_us > q->t_us))
+            break;
+        if (!final && rd->load_window && !(p && p->nload && p->load[p->nload - 1].t_us >= q->t_us))
             break;
         /* A recorder waits for an unwind 3 s at most: a sample still
          * waiting a minute of samples later waits for nothing. */
@@ -398,11 +410,24 @@ static int count_sample(reading *rd, const zs_record *rec, zs_error *err)
                        rd->path, rec->offset, id);
     if (!rd->stacks[id].keep)
         return 0;
-    if (rd->net_window || rd->nwaiting || rd->stacks[id].waits)
+    if (rd->net_window || rd->load_window || rd->nwaiting || rd->stacks[id].waits)
         return wait_in_order(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
     if (rd->window)
         return take_sample(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
     return count_kept(rd, rec->sample.t_us, id, rec->sample.off_cpu, err);
+}
+
+static int add_load(reading *rd, const zs_record *rec, zs_error *err)
+{
+    process *p = find_process(rd, rec->load.pid, 1);
+    if (!p)
+        return zs_fail(err, ZS_E_CORRUPT, "%s: more than %d processes (or out of memory)", rd->path, MAX_PROCESSES);
+    if (p->nload && p->load[p->nload - 1].t_us >= rec->load.t_us)
+        return 0; /* out of order: keep the series in time order */
+    if (zs_grow(&p->load, &p->load_cap, p->nload + 1, sizeof *p->load, 256))
+        return zs_fail(err, ZS_E_NOMEM, "%s: load records", rd->path);
+    p->load[p->nload++] = rec->load;
+    return rd->npending ? settle(rd, 0, err) : 0;
 }
 
 static int add_nettime(reading *rd, const zs_record *rec, zs_error *err)
@@ -853,6 +878,7 @@ static int dispatch(reading *rd, const zs_record *rec, zs_error *err)
 {
     switch (rec->type) {
     case ZS_REC_NETTIME: return add_nettime(rd, rec, err);
+    case ZS_REC_LOAD: return add_load(rd, rec, err);
     case ZS_REC_HEADER: return set_header(rd, rec, err);
     case ZS_REC_PROCESS: return add_process(rd, rec, err);
     case ZS_REC_STACK: return define_stack(rd, rec, err);
@@ -975,6 +1001,7 @@ static int read_rest(reading *rd, const conv_filter *filter, conv_read_report *r
     /* Asked once here, not for each of millions of samples. */
     rd->window = filter && (filter->from.set || filter->to.set);
     rd->net_window = conv_filter_needs_nettime(filter);
+    rd->load_window = filter && filter->when.n > 0;
     if (report->want_timeline && !(rd->timeline = calloc(1, sizeof *rd->timeline)))
         return zs_fail(err, ZS_E_NOMEM, "%s: profile", rd->path);
     zs_record rec;
@@ -1011,6 +1038,8 @@ int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals 
         conv_read_process *t = &rd->totals[i];
         t->pid = p->pid;
         t->has_nettime = p->nclock > 0;
+        t->load = p->load;
+        t->nload = p->nload;
         if (p->nclock) {
             t->net_first = p->clock[0].network_time;
             t->net_last = p->clock[p->nclock - 1].network_time;
@@ -1070,6 +1099,7 @@ void conv_read_close(conv_reading *rd)
         zs_image_free(rd->procs[i].image);
         free(rd->procs[i].node);
         free(rd->procs[i].clock);
+        free(rd->procs[i].load);
         for (size_t k = 0; k < rd->procs[i].nsymbols; k++)
             free(rd->procs[i].symbols[k]);
         free(rd->procs[i].symbols);

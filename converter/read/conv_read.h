@@ -42,6 +42,8 @@ typedef struct conv_read_process {
     uint64_t samples;
     int has_nettime;
     double net_first, net_last; /* Zeek's network time at the first and last NETTIME */
+    const zs_load *load;        /* its LOAD records (format 8), in time order */
+    size_t nload;
 } conv_read_process;
 
 /* What conv_read_scan counted in the whole recording. */

@@ -429,6 +429,11 @@ int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind
     return zs_writer_event(o->writer, t_us, (uint32_t)pid, kind, value, message, err);
 }
 
+int rec_output_load(rec_output *o, const zs_load *l, zs_error *err)
+{
+    return zs_writer_load(o->writer, l, err);
+}
+
 int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err)
 {
     return zs_writer_nettime(o->writer, t_us, (uint32_t)pid, network_time, err);

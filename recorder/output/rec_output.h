@@ -81,6 +81,8 @@ int rec_output_native_late(rec_output *o, pid_t pid, uint64_t t_us, const zs_fra
 int rec_output_event(rec_output *o, uint64_t t_us, pid_t pid, zs_event_kind kind, uint64_t value,
                      const char *message, zs_error *err);
 int rec_output_nettime(rec_output *o, uint64_t t_us, pid_t pid, double network_time, zs_error *err);
+/* A LOAD record: the process's packets, lag and queue this second. */
+int rec_output_load(rec_output *o, const zs_load *l, zs_error *err);
 /* Once a second: cut a zstd frame; rotate when due (or asked: switch_now,
  * SIGUSR1) and allowed (not on the last tick, which would leave an empty
  * part). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,17 +239,27 @@ static void tick(session *s, uint64_t tick_ns)
         s->spin_backoff = SPIN_BACKOFF_TICKS;
 }
 
-/* The BPF sampler's records carry no network_time (a page away from
- * call_stack: a cold page more for every tick), so the once-a-second clock
- * point reads it here, without stopping zeek. A failed read keeps the last. */
-static void read_network_time(slot *sl)
+/* Once a second, without stopping zeek: its load (rec_load.h) and, for
+ * the BPF sampler, whose records carry no network_time (a page away from
+ * call_stack: a cold page more for every tick), its clock, in the same
+ * read. A failed read keeps the last network_time. */
+static int read_load(session *s, slot *sl, uint64_t t_us, uint64_t now, zs_error *err)
 {
-    double nt;
-    if (!sl->target.network_time)
-        return;
-    struct iovec local = {&nt, sizeof nt}, remote = {(void *)(uintptr_t)sl->target.network_time, sizeof nt};
-    if (rec_readv(sl->target.pid, &local, &remote, 1) == 0)
+    if (!sl->load_ready) {
+        const rec_target *t = &sl->target;
+        rec_load_globals g = {t->pktsrc.iosource_mgr, t->pktsrc.pcap_vtable, t->pktsrc.af_packet_vtable,
+                              t->network_time};
+        rec_load_init(&sl->load, t->pid, &t->layout, g);
+        sl->load_ready = 1;
+    }
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    zs_load l = {.t_us = t_us, .pid = (uint32_t)sl->target.pid};
+    double nt = -1;
+    rec_load_read(&sl->load, now, (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec, &l, &nt);
+    if (sl->bpf_added && nt >= 0)
         sl->raw.network_time = nt;
+    return l.what ? rec_output_load(s->out, &l, err) : 0;
 }
 
 /* One event with what a counter gained since it was last written. */
@@ -283,8 +294,8 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
          * launched child's exit is collected as a tracee's). */
         if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid))
             rec_slot_mark_gone(s, sl);
-        if (sl->active && sl->bpf_added)
-            read_network_time(sl);
+        if (sl->active && read_load(s, sl, t, now, err))
+            return -1;
         double nt = sl->sampler || sl->bpf_added ? sl->raw.network_time : 0; /* the last sample's */
         if (sl->active && nt != sl->last_nettime &&
             rec_output_nettime(s->out, t, sl->target.pid, nt, err))

@@ -16,6 +16,7 @@
 #include "sampling/rec_cpu.h"
 #include "base/rec_constants.h"
 #include "targets/rec_discover.h"
+#include "targets/rec_load.h"
 #include "native/rec_mixed.h"
 #include "frames/rec_model.h"
 #include "native/rec_native.h"
@@ -122,6 +123,8 @@ typedef struct slot {
     int gone;            /* exited: its last samples, its exit and its slot to see to */
     int refused;         /* not a usable zeek (one of several -p) */
     double last_nettime; /* last network_time written to the recording */
+    rec_load_reader load; /* its load, once a second (load_ready once set up) */
+    int load_ready;
     /* The blocking sample under way and the ticks it stands for. */
     int wanted;
     tick_span ticks;

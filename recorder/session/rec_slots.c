@@ -37,6 +37,7 @@ void rec_slot_free(slot *sl)
     for (unsigned k = 0; k < REC_UNWINDS_OUT; k++) /* answers that never came */
         free(sl->late[k].p.frames);
     rec_cpu_close(&sl->cpu);
+    rec_load_free(&sl->load);
     free(sl);
 }
 

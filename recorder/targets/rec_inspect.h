@@ -16,7 +16,7 @@
 #include "zs_error.h"
 #include "zs_layout.h"
 
-enum { REC_INSPECT_MAX_SYMS = 20 };
+enum { REC_INSPECT_MAX_SYMS = 32 };
 
 /* Verdicts already had, by the executable's identity (device, inode, size,
  * mtime) and the question asked: a worker restarted from the same binary is

@@ -172,7 +172,9 @@ static const char *const KNOWN_SYMS[] = {
     "version", "call_stack", "_ZN4zeek6detail10call_stackE", "g_frame_stack",
     "network_time", "_ZN4zeek9run_state12network_timeE", "_ZTVN4zeek6detail5ZBodyE",
     "_ZTVN4zeek6detail19CoalescedScriptFuncE", "_ZN4zeek6detailL6scopesE",
-    "_ZN4zeek6detail12global_scopeEv", "_ZTVN4zeek7FuncValE",
+    "_ZN4zeek6detail12global_scopeEv", "_ZTVN4zeek7FuncValE", "_ZN4zeek12iosource_mgrE",
+    "_ZTVN4zeek8iosource4pcap10PcapSourceE", "_ZTVN4zeek8iosource9af_packet15AF_PacketSourceE",
+    "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE",
 };
 
 /* Itanium C++ ABI: an object's vtable pointer points past the vtable's
@@ -201,7 +203,7 @@ static int inspected_sym(const rec_inspect_request *req, const rec_inspect_verdi
     return -1;
 }
 
-/* Where an optional ZAM symbol is in the process (plus skip: a vtable's
+/* Where an optional symbol (ZAM's, the packet source's) is in the process (plus skip: a vtable's
  * address point); 0 when the layout names none or the executable lacks it. */
 static uint64_t zam_symbol(const rec_inspect_request *req, const rec_inspect_verdict *v,
                            const char *name, uint64_t bias, uint64_t skip)
@@ -250,6 +252,7 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice,
         if (v.elf_rc == 0 && v.dwarf_rc == 0) {
             t->layout = v.layout;
             zs_layout_add_builtin_zam(&t->layout, t->zeek_version);
+            zs_layout_add_builtin_pktsrc(&t->layout, t->zeek_version);
             t->layout_source = REC_LAYOUT_DWARF;
             return 0;
         }
@@ -266,6 +269,7 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice,
     const zs_layout *builtin = zs_layout_builtin(t->zeek_version);
     if (builtin) {
         t->layout = *builtin;
+        zs_layout_add_builtin_pktsrc(&t->layout, t->zeek_version);
         t->layout_source = REC_LAYOUT_BUILTIN;
         return 0;
     }
@@ -331,6 +335,9 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
         want_sym(&req, choice->forced->zam.sym_scopes);
         want_sym(&req, choice->forced->zam.sym_global_scope);
         want_sym(&req, choice->forced->zam.sym_funcval_vtable);
+        want_sym(&req, choice->forced->pktsrc.sym_iosource_mgr);
+        want_sym(&req, choice->forced->pktsrc.sym_pcap_vtable);
+        want_sym(&req, choice->forced->pktsrc.sym_af_packet_vtable);
     }
     rec_inspect_verdict v;
     if (rec_inspect(&req, &v, err))
@@ -382,6 +389,12 @@ int rec_target_open(pid_t pid, const rec_layout_choice *choice, const rec_target
         if (!t->zam.scopes)
             t->zam.scopes = scopes_from_accessor(pid, zam_symbol(&req, &v, z->sym_global_scope, bias, 0));
         t->zam.funcval_vtable = zam_symbol(&req, &v, z->sym_funcval_vtable, bias, VTABLE_ADDRESS_POINT);
+    }
+    if (zs_layout_has_pktsrc(&t->layout)) {
+        const zs_pktsrc_layout *p = &t->layout.pktsrc;
+        t->pktsrc.iosource_mgr = zam_symbol(&req, &v, p->sym_iosource_mgr, bias, 0);
+        t->pktsrc.pcap_vtable = zam_symbol(&req, &v, p->sym_pcap_vtable, bias, VTABLE_ADDRESS_POINT);
+        t->pktsrc.af_packet_vtable = zam_symbol(&req, &v, p->sym_af_packet_vtable, bias, VTABLE_ADDRESS_POINT);
     }
     read_ns_pid(t);
     read_node(t);

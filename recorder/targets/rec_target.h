@@ -33,6 +33,9 @@ typedef struct rec_target {
     uint64_t frame_stack;    /* 0 in the callinfo-frame model */
     uint64_t network_time;   /* 0 when the symbol is absent */
     rec_zam_symbols zam;     /* body_vtable 0: no ZAM known */
+    struct {                 /* the packet source's (0: not known) */
+        uint64_t iosource_mgr, pcap_vtable, af_packet_vtable;
+    } pktsrc;
 } rec_target;
 
 typedef struct rec_layout_choice {

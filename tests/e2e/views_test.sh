@@ -147,7 +147,7 @@ step "--info: the sampler and the on- and off-CPU counts"
 grep -qx "  sampler: bpf" info.txt || { cat info.txt >&2; fail "--info: no 'sampler: bpf'"; }
 grep -qF "  $on on-CPU samples, $off off-CPU samples ($pct% off-CPU)" info.txt ||
     { cat info.txt >&2; fail "--info: no on- and off-CPU counts"; }
-grep -q "format version 7" info.txt || fail "--info: not format version 7"
+grep -q "format version 8" info.txt || fail "--info: not format version 8"
 "$convert" --info ptrace.zspy "$golden/v6/recording.zspy" >info-ptrace.txt
 [[ $(grep -cx "  sampler: ptrace" info-ptrace.txt) == 2 ]] || { cat info-ptrace.txt >&2; fail "--info: no 'sampler: ptrace'"; }
 grep -q "off-CPU samples" info-ptrace.txt && fail "--info counts off-CPU samples of a ptrace recording"

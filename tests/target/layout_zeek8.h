@@ -338,6 +338,46 @@ namespace run_state {
 extern double network_time;   // _ZN4zeek9run_state12network_timeE
 }
 
+// The packet source (iosource/Manager.h, PktSrc.h, pcap/Source.h): the
+// I/O manager's pkt_src at 56, a PcapSource with its own Properties
+// (is_live 4 bytes before its Stats) and Stats after its PktSrc (336 bytes
+// in 8.2, 328 in 8.0: Packet's size). The rest of each object is padding
+// here; the vtable is PcapSource's (its key function defined out of line).
+constexpr size_t kPktSrcSize = ZEEK_GEN >= 82 ? 336 : 328;
+constexpr size_t kPcapStatsAt = kPktSrcSize + 48;
+namespace iosource {
+class PktSrc {
+public:
+	struct Stats {
+		uint64_t received = 0;
+		uint64_t dropped = 0;
+		uint64_t link = 0;
+		uint64_t bytes_received = 0;
+	};
+	virtual ~PktSrc();
+	char base_members[kPktSrcSize - 8] = {};
+};
+
+namespace pcap {
+class PcapSource : public PktSrc {
+public:
+	~PcapSource() override;
+	char props_head[44] = {};
+	bool is_live = false;
+	Stats stats;
+	char rest[64] = {};
+};
+}   // namespace pcap
+
+class Manager {
+public:
+	char other_members[56] = {};
+	PktSrc* pkt_src = nullptr;
+};
+}   // namespace iosource
+
+extern iosource::Manager* iosource_mgr;   // _ZN4zeek12iosource_mgrE
+
 }   // namespace zeek
 
 #if ZEEK_GEN < 82
@@ -382,6 +422,11 @@ static_assert(offsetof(zeek::detail::ID, val) == 64, "ID::val");
 static_assert(offsetof(zeek::FuncVal, func_val) == 32, "FuncVal::func_val");
 static_assert(offsetof(zeek::detail::CoalescedScriptFunc, orig_func) == zeek::detail::kCoalescedOrigAt,
               "CoalescedScriptFunc::orig_func");
+static_assert(offsetof(zeek::iosource::Manager, pkt_src) == 56, "Manager::pkt_src");
+static_assert(offsetof(zeek::iosource::pcap::PcapSource, is_live) == zeek::kPcapStatsAt - 4,
+              "PcapSource::props.is_live");
+static_assert(offsetof(zeek::iosource::pcap::PcapSource, stats) == (ZEEK_GEN >= 82 ? 384 : 376),
+              "PcapSource::stats");
 #if ZEEK_GEN >= 82
 static_assert(offsetof(zeek::detail::CallInfo, frame) == 8, "CallInfo::frame");
 static_assert(sizeof(zeek::detail::CallInfo) == 16, "sizeof(CallInfo)");

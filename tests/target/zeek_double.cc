@@ -45,7 +45,15 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <linux/if_packet.h>
+#include <linux/sockios.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -80,6 +88,13 @@ __attribute__((used)) static std::vector<IntrusivePtr<Scope>> scopes;
 IntrusivePtr<Scope> global_scope() { return scopes.empty() ? IntrusivePtr<Scope>() : scopes.front(); }
 }
 #endif
+namespace zeek {
+namespace iosource {
+PktSrc::~PktSrc() = default;
+pcap::PcapSource::~PcapSource() = default;
+}   // namespace iosource
+iosource::Manager* iosource_mgr = nullptr;
+}   // namespace zeek
 #if ZEEK_GEN == 80
 std::vector<zeek::detail::Frame*> g_frame_stack;
 char version[] = "8.0.10";
@@ -229,6 +244,20 @@ static void spin(int64_t ns)
 	const int64_t scaled = int64_t(double(ns) * conn_scale);
 	while ( now_ns() - start < scaled ) {
 	}
+}
+
+// --slow-after S --slow-for S: DNS::log_reply's statements cost this many
+// times more for a while, as a script that turns expensive.
+static const int kSlowFactor = 12;
+static bool slow_now = false;
+static std::vector<const SpinStmt*> slowable;
+
+static bool is_slowable(const SpinStmt* s)
+{
+	for ( const SpinStmt* x : slowable )
+		if ( x == s )
+			return true;
+	return false;
 }
 
 // ---------------------------------------------------------------------------
@@ -526,6 +555,8 @@ static World build_world()
 				Location* sloc = new_location(b.file, s.line, s.line);
 				if ( s.spin_us > 0 ) {
 					list->stmts.push_back(new SpinStmt(int64_t(s.spin_us) * 1000, sloc));
+					if ( strcmp(d.name, "DNS::log_reply") == 0 )
+						slowable.push_back(static_cast<const SpinStmt*>(list->stmts.back()));
 				} else {
 					auto* call = new CallExpr(funcs.at(s.callee), s.arg_us,
 					                          new_location(b.file, s.line, s.line));
@@ -766,7 +797,7 @@ __attribute__((noinline)) void StmtList::Exec(Frame* f) const
 __attribute__((noinline)) void SpinStmt::Exec(Frame*) const
 {
 	zd::trace_stmt(this);
-	zd::spin(spin_ns);
+	zd::spin(zd::slow_now && zd::is_slowable(this) ? spin_ns * zd::kSlowFactor : spin_ns);
 	asm volatile("" ::: "memory");
 }
 __attribute__((noinline)) void ExprStmt::Exec(Frame* f) const
@@ -896,6 +927,9 @@ struct Options {
 	bool spicy_fiber = false;  // each iteration also runs a Spicy-like parser on a fiber
 	const char* plugin = nullptr;   // dlopen'ed after 1 s; its analyzer runs each iteration
 	bool plugin_unlink = false;     // and its file deleted once loaded
+	const char* live = nullptr;     // an interface: one connection a packet (8.x)
+	double slow_after = -1;         // then DNS::log_reply costs kSlowFactor times more
+	double slow_for = 0;            // for this long
 };
 
 struct Result {
@@ -988,6 +1022,75 @@ static deliver_fn load_plugin(const char* path, bool unlink_it)
 	return reinterpret_cast<deliver_fn>(dlsym(h, "zeek_plugin_demo_deliver"));
 }
 
+// --live IFACE (8.x): packets from an interface, as zeek -i reads them: a
+// packet socket, one connection run per packet, network_time the packet's
+// arrival time, the PcapSource's counters kept as Zeek keeps them (received
+// and bytes at each packet; dropped and link when zeek asks the kernel,
+// here once a second). Between packets the call stack is empty.
+#if ZEEK_GEN >= 80
+static zeek::iosource::Manager live_mgr;
+static zeek::iosource::pcap::PcapSource live_src;
+static int live_fd = -1;
+static int64_t live_stats_ns = 0;
+
+static bool open_live(const char* iface)
+{
+	live_fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if ( live_fd < 0 )
+		return false;
+	sockaddr_ll sll{};
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = int(if_nametoindex(iface));
+	// A small queue, so that a zeek that falls behind drops within seconds.
+	int rcvbuf = 256 << 10;
+	setsockopt(live_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	if ( ! sll.sll_ifindex || bind(live_fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0 )
+		return false;
+	live_src.is_live = true;
+	live_mgr.pkt_src = &live_src;
+	zeek::iosource_mgr = &live_mgr;
+	return true;
+}
+
+// The kernel's counters since the last ask (PACKET_STATISTICS resets them),
+// added up as Zeek's AF_Packet source adds them.
+static void refresh_live_stats()
+{
+	tpacket_stats st{};
+	socklen_t len = sizeof st;
+	if ( getsockopt(live_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0 ) {
+		live_src.stats.link += st.tp_packets;
+		live_src.stats.dropped += st.tp_drops;
+	}
+}
+
+// Waits up to 100 ms for a packet; true with network_time at its arrival.
+static bool next_live_packet()
+{
+	if ( now_ns() - live_stats_ns >= 1000000000LL ) {
+		refresh_live_stats();
+		live_stats_ns = now_ns();
+	}
+	pollfd p{live_fd, POLLIN, 0};
+	if ( poll(&p, 1, 100) <= 0 )
+		return false;
+	static unsigned char frame[65536];
+	ssize_t n = recv(live_fd, frame, sizeof frame, 0);
+	timespec ts{};
+	if ( n <= 0 || ioctl(live_fd, SIOCGSTAMPNS, &ts) != 0 )
+		return false;
+	live_src.stats.received++;
+	live_src.stats.bytes_received += uint64_t(n);
+	network_time = double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+	publish();
+	return true;
+}
+#else
+static bool open_live(const char*) { errno = ENOTSUP; return false; }
+static bool next_live_packet() { return false; }
+#endif
+
 // Fake packet clock: deterministic, advancing 4 ms per connection.
 static const double kFirstPacketTime = 1577836800.0;   // 2020-01-01
 static const double kPacketSpacing = 0.004;
@@ -1005,6 +1108,29 @@ static Result run(const World& w, const Options& opt)
 		ledger.switch_to(idle_slot);
 	}
 	for ( long iter = 0;; ++iter ) {
+		if ( opt.slow_after >= 0 ) {
+			const double t = double(ledger.running_ns()) / 1e9;
+			slow_now = t >= opt.slow_after && t < opt.slow_after + opt.slow_for;
+		}
+		if ( opt.live ) {
+			next_connection_size();
+			if ( ! next_live_packet() ) {
+				if ( stop_requested || ledger.running_ns() >= limit_ns )
+					break;
+				--iter;
+				continue;
+			}
+			trace = 0xcbf29ce484222325ULL;
+			invoke(w.event, nullptr);
+			if ( iter == 0 )
+				r.checksum = trace;
+			else if ( trace != r.checksum )
+				r.consistent = false;
+			r.iterations = iter + 1;
+			if ( stop_requested || ledger.running_ns() >= limit_ns )
+				break;
+			continue;
+		}
 		network_time = kFirstPacketTime + double(iter) * kPacketSpacing;
 		publish();
 
@@ -1099,6 +1225,9 @@ static void usage(FILE* out)
 	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
 	        "  -O ZAM              compile the scripts as ZAM does (8.0, 8.2): ZBodies, inlining\n"
 	        "  --zam-chains        with -O ZAM, locations chained through the inlined calls (7.0)\n"
+	        "  --live IFACE        (8.x) one connection per packet read from IFACE (a packet socket)\n"
+	        "  --slow-after S      from S seconds on, DNS::log_reply costs 12 times as much ...\n"
+	        "  --slow-for S        ... for S seconds\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
 	        "                      control) for MS ms, in an uninterruptible wait\n",
 	        version);
@@ -1154,6 +1283,12 @@ static bool parse_options(int argc, char** argv, Options* opt)
 			opt->deep = strtol(v, &end, 10);
 			if ( errno || *end || end == v || opt->deep <= 0 || opt->deep > 100000 )
 				return false;
+		} else if ( (v = option_value("--live", argc, argv, &i)) ) {
+			opt->live = v;
+		} else if ( (v = option_value("--slow-after", argc, argv, &i)) ) {
+			opt->slow_after = atof(v);
+		} else if ( (v = option_value("--slow-for", argc, argv, &i)) ) {
+			opt->slow_for = atof(v);
 		} else if ( strcmp(argv[i], "--zam-chains") == 0 ) {
 			zam_chains = true;
 		} else if ( (v = option_value("-O", argc, argv, &i)) ) {
@@ -1215,6 +1350,10 @@ int main(int argc, char** argv)
 	}
 	if ( opt.deep > 0 )
 		world.deep = build_deep_chain(int(opt.deep), int(opt.deep_ms));
+	if ( opt.live && ! open_live(opt.live) ) {
+		fprintf(stderr, "zeek-double: error: cannot read interface %s: %s\n", opt.live, strerror(errno));
+		return 1;
+	}
 
 	if ( ! opt.quiet ) {
 		fprintf(stderr, "zeek-double %s (test double of Zeek) pid %ld\n", version, long(getpid()));
@@ -1231,6 +1370,11 @@ int main(int argc, char** argv)
 	fflush(stdout);
 	fprintf(stderr, "zeek-double %s: iterations %ld wall_seconds %.6f\n", version, r.iterations,
 	        r.wall_seconds);
+#if ZEEK_GEN >= 80
+	if ( opt.live )
+		fprintf(stderr, "zeek-double %s: packets received %llu\n", version,
+		        static_cast<unsigned long long>(live_src.stats.received));
+#endif
 
 	int rc = 0;
 	if ( ! r.consistent ) {

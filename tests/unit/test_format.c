@@ -78,6 +78,7 @@ typedef struct expected {
     const zs_module *mod;
     const zs_native_location *loc;
     const zs_native_lines *lines;
+    const zs_load *load;
 } expected;
 
 enum { MAX_EXPECTED = 64 };
@@ -205,6 +206,17 @@ static int write_script(const char *path, int every_record, script *s)
     ADD(.type = ZS_REC_NETTIME, .a = 1000000, .pid = 4242, .c = 6800000000001ULL);
     STEP(zs_writer_nettime(w, 1000000, 4242, 6800000000001.0 / 4, &err));
 
+    /* Zeek's load (format 8): everything, and only some of it. */
+    static const zs_load loads[] = {
+        {2000000, 4242, ZS_LOAD__ALL, 1ULL << 40, 17, 1ULL << 41, 1ULL << 50, 2500000, 212992},
+        {3000000, 4243, ZS_LOAD_COUNTERS, 5, 0, 0, 300, 0, 0},
+        {3000001, 4243, ZS_LOAD_QUEUE, 0, 0, 0, 0, 0, 4096},
+    };
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+        ADD(.type = ZS_REC_LOAD, .load = &loads[i]);
+        STEP(zs_writer_load(w, &loads[i], &err));
+    }
+
     /* A native function's name (format 2). */
     ADD(.type = ZS_REC_SYMBOL, .pid = 4242, .a = 70000, .message = "_ZN4zeek8EventMgr5DrainEv");
     STEP(zs_writer_symbol(w, 4242, 70000, "_ZN4zeek8EventMgr5DrainEv", &err));
@@ -301,6 +313,8 @@ static int matches(const zs_record *r, const expected *e)
         return 0;
     case ZS_REC_STACK_WAITS:
         return r->stack_waits.stack_id == e->a;
+    case ZS_REC_LOAD:
+        return !memcmp(&r->load, e->load, sizeof *e->load);
     case ZS_REC_NATIVE_LATE:
         return r->native_late.pid == e->pid && r->native_late.t_us == e->a &&
                r->native_late.stack_id == e->b;
@@ -1134,7 +1148,7 @@ static void test_off_cpu_samples(void)
     const uint8_t *magic;
     uint64_t version, l, batch;
     CHECK(zs_get_bytes(&c, ZS_MAGIC_LEN, &magic) == 0 && zs_get_varint(&c, &version) == 0);
-    CHECK(version == 7);
+    CHECK(version == ZS_FORMAT_VERSION);
     char batches[16] = "";
     uint8_t type;
     const uint8_t *payload;
