@@ -266,6 +266,7 @@ static int parse_args(int argc, char **argv, options *o, zs_error *err)
                         o->base_when.n))
         return zs_fail(err, ZS_E_USAGE, "--push sends pprof profiles: no -f, -o, --base or --base-node with it");
     o->push.api = o->push_api;
+    o->write.when = o->filter.when.n ? o->filter.when.text : NULL;
     /* The base's window and view are the profile's; its nodes are its own. */
     o->base_nodes.from = o->filter.from;
     o->base_nodes.to = o->filter.to;
@@ -368,7 +369,9 @@ static int profile_of(const options *o, const conv_filter *filter, conv_cache *c
     conv_reading *rd = conv_read_open(path, flags, NULL, err);
     if (!rd)
         return -1;
-    const char *key = use_cache ? conv_read_key(rd) : NULL;
+    /* The flame graph draws the load lane, which the cache does not keep. */
+    int want_lane = o->format == FORMAT_SVG && conv_read_format_version(rd) >= 8;
+    const char *key = use_cache && !want_lane ? conv_read_key(rd) : NULL;
     int rc = -1;
     if (key) {
         int hit = conv_cache_load(cache, key, out, err);
@@ -385,7 +388,7 @@ static int profile_of(const options *o, const conv_filter *filter, conv_cache *c
             key = NULL;
         }
     }
-    conv_read_report rep = {.notes = &o->notes, .want_timeline = want_timeline};
+    conv_read_report rep = {.notes = &o->notes, .want_timeline = want_timeline, .want_lane = want_lane};
     int failed = conv_read_profile(rd, filter, out, &rep, err);
     end_progress(o->notes.ctx);
     if (failed)

@@ -16,6 +16,7 @@ typedef struct conv_write_options {
     size_t top;  /* summary: rows of each table, 0 = all */
     int reverse; /* svg: innermost frames at the root */
     const conv_profile *base; /* --base: summary and svg against it (profile/conv_diff.h) */
+    const char *when;         /* --when's text (svg: its seconds shaded in the lane), or NULL */
 } conv_write_options;
 
 /* Every output format has this shape: it writes all of p to out, and on

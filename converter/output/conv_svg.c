@@ -10,6 +10,7 @@
 
 #include "output/conv_escape.h"
 #include "output/conv_shorten.h"
+#include "output/conv_svg_lane.h"
 #include "conv_svg_script.h"
 #include "profile/conv_tree.h"
 
@@ -52,6 +53,7 @@ typedef struct drawing {
                              when the label is the name */
     int reverse;
     int depth;            /* deepest drawn frame, the root being 0 */
+    int top;              /* the root's y: under the legend and the load lane */
     uint64_t total;
     size_t elided, elided_samples;
     FILE *out;
@@ -213,7 +215,7 @@ static void frame(drawing *d, uint32_t node, int depth, uint64_t offset)
     kind k = f ? (kind)d->kinds[fi] : K_ALL;
     double scale = (double)(WIDTH - 2 * XPAD) / (double)d->total;
     double x = XPAD + (double)offset * scale, w = (double)n->total * scale;
-    int y = TOP + depth * FRAME_H;
+    int y = d->top + depth * FRAME_H;
     FILE *out = d->out;
 
     const char *name = label_of(d, node);
@@ -404,7 +406,8 @@ static int against_base(drawing *d, const conv_profile *base, uint64_t **base_at
 }
 
 /* 0, or -1 with errno set (out of memory, write error). */
-static int write_svg(const conv_profile *p, const conv_profile *base, int reverse, FILE *out)
+static int write_svg(const conv_profile *p, const conv_profile *base, int reverse, const char *when,
+                     FILE *out)
 {
     conv_tree t;
     uint64_t *base_at = NULL;
@@ -430,8 +433,12 @@ static int write_svg(const conv_profile *p, const conv_profile *base, int revers
     }
     if (d.total)
         measure(&d, 0, 0);
-    int height = TOP + (d.depth + 1) * FRAME_H + BOTTOM;
+    int lane_h = conv_svg_lane_height(p->lane);
+    d.top = TOP + lane_h;
+    int height = d.top + (d.depth + 1) * FRAME_H + BOTTOM;
     header(&d, height);
+    if (lane_h)
+        conv_svg_lane_draw(out, p->lane, TOP - 4, XPAD, WIDTH - XPAD, when);
     int rc = d.total ? draw(&d, 0, 0, 0) : 0;
     footer(&d, height);
     free(base_at);
@@ -447,5 +454,5 @@ static int write_svg(const conv_profile *p, const conv_profile *base, int revers
 
 int conv_write_svg(const conv_profile *p, const conv_write_options *o, FILE *out, zs_error *err)
 {
-    return write_svg(p, o->base, o->reverse, out) ? conv_output_errno(err) : 0;
+    return write_svg(p, o->base, o->reverse, o->when, out) ? conv_output_errno(err) : 0;
 }

@@ -135,6 +135,9 @@ void conv_profile_free(conv_profile *p)
     }
     conv_timeline_free(p->timeline);
     free(p->timeline);
+    if (p->lane)
+        conv_lane_free(p->lane);
+    free(p->lane);
     free(p->meta.zeek_version);
     free(p->meta.host);
     free(p->meta.recorder_version);
@@ -415,6 +418,16 @@ int conv_profile_merge(conv_profile *dst, conv_profile *src)
             free(t);
         }
         src->timeline = NULL;
+    }
+    if (src->lane) {
+        if (!dst->lane) {
+            dst->lane = src->lane;
+        } else {
+            if (conv_lane_merge(dst->lane, src->lane))
+                goto out;
+            free(src->lane);
+        }
+        src->lane = NULL;
     }
     rc = merge_meta(&dst->meta, &src->meta, first);
 out:

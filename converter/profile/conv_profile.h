@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/conv_lane.h"
 #include "profile/conv_timeline.h"
 
 typedef struct conv_function {
@@ -99,6 +100,8 @@ struct conv_profile {
     /* Per-sample times: NULL unless the reader was asked for them (an
      * output in time order); the cache never stores them. */
     conv_timeline *timeline;
+    /* The load lane: NULL unless asked for (the flame graph); never cached. */
+    conv_lane *lane;
     void *index; /* private intern tables (conv_profile.c) */
 };
 
@@ -147,7 +150,8 @@ int conv_profile_add_stack(conv_profile *p, uint32_t pid, const uint32_t *locs, 
 
 /* Adds every stack of src into dst (re-interning), and merges src's meta.
  * src's timeline, if it has one, is moved into dst's (renumbered in place,
- * so that 10 million samples are not held twice): src loses it. */
+ * so that 10 million samples are not held twice): src loses it; so its
+ * load lane. */
 int conv_profile_merge(conv_profile *dst, conv_profile *src);
 /* Each function's samples: flat[f] where it is the innermost frame,
  * cum[f] where it is on the stack (once per sample, recursion or not);

@@ -986,10 +986,11 @@ const char *conv_read_key(const conv_reading *rd)
 static int read_rest(reading *rd, const conv_filter *filter, conv_read_report *report, zs_error *err)
 {
     const zs_notes *notes = report->notes;
-    int want_timeline = report->want_timeline;
+    int want_timeline = report->want_timeline, want_lane = report->want_lane;
     memset(report, 0, sizeof *report);
     report->notes = notes;
     report->want_timeline = want_timeline;
+    report->want_lane = want_lane;
     time_t started = time(NULL), shown = started;
     rd->filter = filter;
     rd->cpu_view = rd->profile->meta.cpu_view = filter && filter->view == CONV_VIEW_CPU;
@@ -1061,10 +1062,41 @@ int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals 
     return 0;
 }
 
+/* The kept processes' load, second by second, in unix time; each second
+ * marked when --when keeps it (all are, without --when). */
+static int make_lane(reading *rd, zs_error *err)
+{
+    conv_lane *lane = calloc(1, sizeof *lane);
+    if (!lane)
+        return zs_fail(err, ZS_E_NOMEM, "%s: load lane", rd->path);
+    rd->profile->lane = lane;
+    for (size_t i = 0; i < rd->nprocs; i++) {
+        const process *p = &rd->procs[i];
+        if (!conv_filter_keeps_process(rd->filter, p->pid, p->node))
+            continue;
+        for (size_t k = 0; k < p->nload; k++) {
+            conv_load_second s;
+            conv_load_second_of(p->load, p->nload, k, &s);
+            conv_lane_point pt = {rd->profile->meta.start_wall_ns + (int64_t)s.t_us * 1000, p->pid,
+                                  (uint8_t)s.has_rates, (uint8_t)s.has_lag, (uint8_t)s.has_queue,
+                                  (uint8_t)(!rd->filter || !rd->filter->when.n ||
+                                            conv_when_keeps(&rd->filter->when, &s)),
+                                  s.pps, s.lag_s, s.queue_bytes};
+            if (conv_lane_add(lane, &pt))
+                return zs_fail(err, ZS_E_NOMEM, "%s: load lane", rd->path);
+        }
+    }
+    return 0;
+}
+
+uint32_t conv_read_format_version(const conv_reading *rd) { return rd->format_version; }
+
 int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile **out,
                       conv_read_report *report, zs_error *err)
 {
     if (read_rest(rd, filter, report, err) || resolve_all(rd, err))
+        return -1;
+    if (report->want_lane && make_lane(rd, err))
         return -1;
     if (rd->timeline) { /* now in unix time, and the profile's stack numbers */
         for (size_t i = 0; i < rd->timeline->n; i++) {

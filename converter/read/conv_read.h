@@ -17,6 +17,7 @@
 typedef struct conv_read_report {
     const zs_notes *notes;  /* in: progress of long reads (NULL: none) */
     int want_timeline;      /* in: keep every sample's time (profile->timeline) */
+    int want_lane;          /* in: keep the processes' load (profile->lane) */
     uint64_t samples;       /* samples read (before filtering) */
     int truncated;          /* last zstd frame cut short */
     uint64_t truncated_at;  /* its file offset */
@@ -81,6 +82,8 @@ enum {
  * NULL with err set on failure. */
 conv_reading *conv_read_open(const char *path, unsigned flags, const conv_read_observer *observer,
                              zs_error *err);
+/* The recording's format version (from its first bytes). */
+uint32_t conv_read_format_version(const conv_reading *r);
 /* The cache key; NULL when it was not asked for or cannot be made. */
 const char *conv_read_key(const conv_reading *r);
 /* Reads the rest of the recording into *out (the caller's to free).

@@ -17,8 +17,9 @@ The recorder (default settings) records until the double exits. Then:
   - --when 'lag > LAG_BEHIND_S' against --when 'lag <= LAG_BEHIND_S':
     DNS::log_reply's share (of the stacks it is in) is at least
     MIN_POINTS higher in the seconds behind;
-  - --base-when makes the differential flame graph; --info names the
-    laggiest seconds; a bad --when is refused with one line, exit 2.
+  - --base-when makes the differential flame graph, whose load lane has
+    its three rows and shades the seconds --when selected; --info names
+    the laggiest seconds; a bad --when is refused with one line, exit 2.
 
     load_e2e.py BUILD_DIR
 """
@@ -148,6 +149,12 @@ def main():
              "--base-when", "lag <= 500ms", rec])
     if r.returncode != 0 or "DNS::log_reply" not in open(svg).read():
         fail("--base-when: exit %d: %s" % (r.returncode, r.stderr.strip()))
+    drawn = open(svg).read()
+    lane = re.search(r'<g id="lane">(.*?)</g>', drawn, re.S)
+    rows = re.findall(r'>(packets/s|lag|socket queue)</text>', lane.group(1)) if lane else []
+    shaded = lane.group(1).count('fill="#f6c9c0"') if lane else 0
+    if rows != ["packets/s", "lag", "socket queue"] or not 1 <= shaded < seconds:
+        fail("the flame graph's load lane: rows %s, %d seconds shaded of %d" % (rows, shaded, seconds))
     bad = run([env.convert, "--no-cache", "-f", "folded", "-o", "-", "--when", "lag >> 1s", rec])
     err = bad.stderr.strip()
     if bad.returncode != 2 or "\n" in err or "--when 'lag >> 1s'" not in err:
