@@ -369,8 +369,9 @@ static int profile_of(const options *o, const conv_filter *filter, conv_cache *c
     conv_reading *rd = conv_read_open(path, flags, NULL, err);
     if (!rd)
         return -1;
-    /* The flame graph draws the load lane, which the cache does not keep. */
-    int want_lane = o->format == FORMAT_SVG && conv_read_format_version(rd) >= 8;
+    /* The flame graph and the summary show the load, which the cache does
+     * not keep. */
+    int want_lane = (o->format == FORMAT_SVG || o->format == FORMAT_SUMMARY) && conv_read_format_version(rd) >= 8;
     const char *key = use_cache && !want_lane ? conv_read_key(rd) : NULL;
     int rc = -1;
     if (key) {

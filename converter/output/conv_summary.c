@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "output/conv_summary.h"
+#include "output/conv_packages.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,16 @@ static int write_summary(const conv_profile *p, size_t top, FILE *out)
     free(rows);
     if (write_processes(p, total, out) || write_handlers(p, total, top, out))
         return -1;
+    /* Recordings of format 8 on (they carry the load): the packages and
+     * the load. Older ones' summaries stay as they were (tests/golden). */
+    if (p->lane) {
+        if (conv_write_packages(p, total, top, out))
+            return -1;
+        fputs("\nLoad, second by second (seconds from the first sample):\n", out);
+        conv_lane_describe(out, p->lane, m->start_wall_ns, "");
+        if (!p->lane->n)
+            fputs("no load records (the recorder found no packet source)\n", out);
+    }
     return ferror(out) ? -1 : 0;
 }
 

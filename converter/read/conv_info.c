@@ -127,86 +127,6 @@ static void see(void *ctx, const zs_record *r)
     }
 }
 
-enum { TOP_SECONDS = 3 };
-
-/* The indices of the n seconds with the largest key (busiest or laggiest),
- * largest first; how many there are. */
-static size_t top_seconds(const conv_read_process *p, int lag, size_t *top)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < p->nload; i++) {
-        conv_load_second s;
-        conv_load_second_of(p->load, p->nload, i, &s);
-        if (lag ? !s.has_lag : !s.has_rates)
-            continue;
-        double key = lag ? s.lag_s : s.pps;
-        size_t at = n < TOP_SECONDS ? n++ : TOP_SECONDS;
-        while (at > 0) {
-            conv_load_second o;
-            conv_load_second_of(p->load, p->nload, top[at - 1], &o);
-            if ((lag ? o.lag_s : o.pps) >= key)
-                break;
-            if (at < TOP_SECONDS)
-                top[at] = top[at - 1];
-            at--;
-        }
-        if (at < TOP_SECONDS)
-            top[at] = i;
-    }
-    return n;
-}
-
-/* A process's LOAD records: its source, packets, drops, lag and queue,
- * and its busiest and laggiest seconds (times from the recording's start). */
-static void describe_load(const conv_read_process *p, FILE *out)
-{
-    const zs_load *first = &p->load[0], *last = &p->load[p->nload - 1];
-    double pps_max = 0, lag_max = -1, queue_max = -1;
-    for (size_t i = 0; i < p->nload; i++) {
-        conv_load_second s;
-        conv_load_second_of(p->load, p->nload, i, &s);
-        if (s.has_rates && s.pps > pps_max)
-            pps_max = s.pps;
-        if (s.has_lag && s.lag_s > lag_max)
-            lag_max = s.lag_s;
-        if (s.has_queue && s.queue_bytes > queue_max)
-            queue_max = s.queue_bytes;
-    }
-    fprintf(out, "  pid %u load: %zu seconds", p->pid, p->nload);
-    if (last->what & ZS_LOAD_COUNTERS) {
-        fprintf(out, ", %s %s source; %" PRIu64 " packets received, %" PRIu64 " dropped (as zeek last "
-                "asked), at most %.0f a second",
-                last->what & ZS_LOAD_LIVE ? "live" : "trace file",
-                last->what & ZS_LOAD_AF_PACKET ? "AF_Packet" : "libpcap", last->received, last->dropped,
-                pps_max);
-        if ((first->what & ZS_LOAD_COUNTERS) && last->t_us > first->t_us && last->received >= first->received)
-            fprintf(out, ", %.1f on average",
-                    (double)(last->received - first->received) / ((double)(last->t_us - first->t_us) / 1e6));
-    } else {
-        fprintf(out, "; no packet source found (not in the layout, or not open)");
-    }
-    if (lag_max >= 0)
-        fprintf(out, "; lag at most %.2f s", lag_max);
-    if (queue_max >= 0)
-        fprintf(out, "; socket queue at most %.0f bytes", queue_max);
-    fputc('\n', out);
-    for (int lag = 0; lag <= 1; lag++) {
-        size_t top[TOP_SECONDS], n = top_seconds(p, lag, top);
-        if (!n)
-            continue;
-        fprintf(out, "    %s seconds:", lag ? "laggiest" : "busiest");
-        for (size_t k = 0; k < n; k++) {
-            conv_load_second s;
-            conv_load_second_of(p->load, p->nload, top[k], &s);
-            if (lag)
-                fprintf(out, "%s %.0f s (lag %.2f s)", k ? "," : "", (double)s.t_us / 1e6, s.lag_s);
-            else
-                fprintf(out, "%s %.0f s (%.0f packets/s)", k ? "," : "", (double)s.t_us / 1e6, s.pps);
-        }
-        fputc('\n', out);
-    }
-}
-
 static void summary(const info *in, const conv_read_totals *t, const conv_read_report *rep,
                     FILE *out)
 {
@@ -224,9 +144,8 @@ static void summary(const info *in, const conv_read_totals *t, const conv_read_r
         if (p->has_nettime)
             fprintf(out, ", network time %.6f .. %.6f", p->net_first, p->net_last);
         fputc('\n', out);
-        if (p->nload)
-            describe_load(p, out);
     }
+    conv_lane_describe(out, t->lane, t->start_wall_ns, "  ");
     if (t->marked)
         fprintf(out, "  %" PRIu64 " on-CPU samples, %" PRIu64 " off-CPU samples (%.1f%% off-CPU)\n",
                 t->samples - t->off_cpu, t->off_cpu,

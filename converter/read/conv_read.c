@@ -135,6 +135,7 @@ struct conv_reading {
     conv_timeline *timeline;
     conv_read_observer observer; /* sees every record first (--info) */
     conv_read_process *totals;   /* per process, filled by conv_read_scan */
+    conv_lane *scan_lane;        /* and their load, by conv_read_scan */
 };
 typedef struct conv_reading reading;
 
@@ -1027,6 +1028,8 @@ static int read_rest(reading *rd, const conv_filter *filter, conv_read_report *r
     return settle(rd, 1, err);
 }
 
+static int make_lane(reading *rd, int64_t start_ns, conv_lane **out, zs_error *err);
+
 int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals *totals,
                    zs_error *err)
 {
@@ -1039,8 +1042,6 @@ int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals 
         conv_read_process *t = &rd->totals[i];
         t->pid = p->pid;
         t->has_nettime = p->nclock > 0;
-        t->load = p->load;
-        t->nload = p->nload;
         if (p->nclock) {
             t->net_first = p->clock[0].network_time;
             t->net_last = p->clock[p->nclock - 1].network_time;
@@ -1053,35 +1054,42 @@ int conv_read_scan(conv_reading *rd, conv_read_report *report, conv_read_totals 
             rd->totals[p - rd->procs].samples += s->count;
     }
     const conv_meta *m = &rd->profile->meta;
+    if (make_lane(rd, m->start_wall_ns, &rd->scan_lane, err))
+        return -1;
     *totals = (conv_read_totals){
         .format_version = rd->format_version, .start_wall_ns = m->start_wall_ns,
         .samples = m->samples, .stacks = rd->ndefined, .skipped = m->skipped, .torn = m->torn,
         .marked = rd->marked, .off_cpu = m->off_cpu,
         .first_us = rd->first_us, .last_us = rd->last_us,
-        .procs = rd->totals, .nprocs = rd->nprocs};
+        .procs = rd->totals, .nprocs = rd->nprocs, .lane = rd->scan_lane};
     return 0;
 }
 
-/* The kept processes' load, second by second, in unix time; each second
- * marked when --when keeps it (all are, without --when). */
-static int make_lane(reading *rd, zs_error *err)
+/* The kept processes' load, second by second, in unix time (start_ns:
+ * the recording's start), into a new *out; each second marked when --when
+ * keeps it (all are, without --when). */
+static int make_lane(reading *rd, int64_t start_ns, conv_lane **out, zs_error *err)
 {
-    conv_lane *lane = calloc(1, sizeof *lane);
+    conv_lane *lane = *out = calloc(1, sizeof *lane);
     if (!lane)
         return zs_fail(err, ZS_E_NOMEM, "%s: load lane", rd->path);
-    rd->profile->lane = lane;
     for (size_t i = 0; i < rd->nprocs; i++) {
         const process *p = &rd->procs[i];
         if (!conv_filter_keeps_process(rd->filter, p->pid, p->node))
             continue;
         for (size_t k = 0; k < p->nload; k++) {
             conv_load_second s;
+            const zs_load *l = &p->load[k];
             conv_load_second_of(p->load, p->nload, k, &s);
-            conv_lane_point pt = {rd->profile->meta.start_wall_ns + (int64_t)s.t_us * 1000, p->pid,
-                                  (uint8_t)s.has_rates, (uint8_t)s.has_lag, (uint8_t)s.has_queue,
-                                  (uint8_t)(!rd->filter || !rd->filter->when.n ||
-                                            conv_when_keeps(&rd->filter->when, &s)),
-                                  s.pps, s.lag_s, s.queue_bytes};
+            conv_lane_point pt = {
+                .t_ns = start_ns + (int64_t)s.t_us * 1000, .pid = p->pid,
+                .has_rates = (uint8_t)s.has_rates, .has_lag = (uint8_t)s.has_lag,
+                .has_queue = (uint8_t)s.has_queue,
+                .selected = (uint8_t)(!rd->filter || !rd->filter->when.n || conv_when_keeps(&rd->filter->when, &s)),
+                .has_counters = (l->what & ZS_LOAD_COUNTERS) != 0, .live = (l->what & ZS_LOAD_LIVE) != 0,
+                .af_packet = (l->what & ZS_LOAD_AF_PACKET) != 0,
+                .pps = s.pps, .lag_s = s.lag_s, .queue_bytes = s.queue_bytes,
+                .received = l->received, .dropped = l->dropped};
             if (conv_lane_add(lane, &pt))
                 return zs_fail(err, ZS_E_NOMEM, "%s: load lane", rd->path);
         }
@@ -1096,7 +1104,7 @@ int conv_read_profile(conv_reading *rd, const conv_filter *filter, conv_profile 
 {
     if (read_rest(rd, filter, report, err) || resolve_all(rd, err))
         return -1;
-    if (report->want_lane && make_lane(rd, err))
+    if (report->want_lane && make_lane(rd, rd->profile->meta.start_wall_ns, &rd->profile->lane, err))
         return -1;
     if (rd->timeline) { /* now in unix time, and the profile's stack numbers */
         for (size_t i = 0; i < rd->timeline->n; i++) {
@@ -1153,6 +1161,9 @@ void conv_read_close(conv_reading *rd)
     free(rd->procs);
     free(rd->pending);
     free(rd->totals);
+    if (rd->scan_lane)
+        conv_lane_free(rd->scan_lane);
+    free(rd->scan_lane);
     free(rd);
 }
 

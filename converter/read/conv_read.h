@@ -43,8 +43,6 @@ typedef struct conv_read_process {
     uint64_t samples;
     int has_nettime;
     double net_first, net_last; /* Zeek's network time at the first and last NETTIME */
-    const zs_load *load;        /* its LOAD records (format 8), in time order */
-    size_t nload;
 } conv_read_process;
 
 /* What conv_read_scan counted in the whole recording. */
@@ -57,6 +55,7 @@ typedef struct conv_read_totals {
     uint64_t off_cpu;           /* of samples, those taken off the CPU (marked only) */
     const conv_read_process *procs; /* in the order they appear; the reading's */
     size_t nprocs;
+    const conv_lane *lane;      /* the processes' LOAD records (format 8); the reading's */
 } conv_read_totals;
 
 /* How conv_read_open reads, or-ed together. */

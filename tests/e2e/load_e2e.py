@@ -17,6 +17,8 @@ The recorder (default settings) records until the double exits. Then:
   - --when 'lag > LAG_BEHIND_S' against --when 'lag <= LAG_BEHIND_S':
     DNS::log_reply's share (of the stacks it is in) is at least
     MIN_POINTS higher in the seconds behind;
+  - the summary has the package table (base/protocols/dns among them)
+    and the load's busiest and laggiest seconds;
   - --base-when makes the differential flame graph, whose load lane has
     its three rows and shades the seconds --when selected; --info names
     the laggiest seconds; a bad --when is refused with one line, exit 2.
@@ -144,6 +146,10 @@ def main():
     if behind - kept_up < MIN_POINTS:
         fail("DNS::log_reply only %.1f points higher when behind (want %d)" % (behind - kept_up, MIN_POINTS))
 
+    summary = run([env.convert, "--no-cache", "-q", "-f", "summary", "-o", "-", rec]).stdout
+    dns = re.search(r"^\s*\d+\s+([\d.]+)%\s+\d+\s+[\d.]+%\s+base/protocols/dns$", summary, re.M)
+    if not dns or "\nLoad, second by second" not in summary or "laggiest seconds:" not in summary:
+        fail("the summary has no package base/protocols/dns or no load:\n" + summary[-1500:])
     svg = env.path("behind.svg")
     r = run([env.convert, "--no-cache", "-q", "-f", "svg", "-o", svg, "--when", "lag > 0.5s",
              "--base-when", "lag <= 500ms", rec])
@@ -152,7 +158,7 @@ def main():
     drawn = open(svg).read()
     lane = re.search(r'<g id="lane">(.*?)</g>', drawn, re.S)
     rows = re.findall(r'>(packets/s|lag|socket queue)</text>', lane.group(1)) if lane else []
-    shaded = lane.group(1).count('fill="#f6c9c0"') if lane else 0
+    shaded = lane.group(1).count('fill="#f6c9c0"') // 3 if lane else 0  # each second in each row
     if rows != ["packets/s", "lag", "socket queue"] or not 1 <= shaded < seconds:
         fail("the flame graph's load lane: rows %s, %d seconds shaded of %d" % (rows, shaded, seconds))
     bad = run([env.convert, "--no-cache", "-f", "folded", "-o", "-", "--when", "lag >> 1s", rec])
