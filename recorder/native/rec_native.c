@@ -45,6 +45,12 @@ typedef struct asked_copy {
     uint64_t rsp, len;
 } asked_copy;
 
+/* Answers taken several to a system call, handed out one at a time. */
+enum { RX_MAX = 16 };
+/* Captures sent several to a system call, when the caller flushes (or
+ * waits for an answer): at most TX_MAX of them, TX_BYTES in all. */
+enum { TX_MAX = 32, TX_BYTES = 512 << 10 };
+
 struct rec_native {
     pid_t pid;
     pid_t child;
@@ -77,7 +83,13 @@ struct rec_native {
     outbox_msg *outbox; /* [outbox_head, noutbox): not sent yet, oldest first */
     size_t outbox_head, noutbox, outbox_cap;
     uint64_t outbox_moved_ns; /* when the socket last took one of them */
-    uint8_t msg[UW_MAX_MSG];
+    const uint8_t *msg; /* the answer being read: one of rx */
+    uint8_t rx[RX_MAX][UW_MAX_ANSWER];
+    struct iovec rx_iov[RX_MAX];
+    struct mmsghdr rx_m[RX_MAX];
+    unsigned rx_count, rx_next; /* received, and the next to hand out */
+    uint8_t *tx;                /* captures not sent yet, each a whole message */
+    size_t tx_used, tx_cap, tx_at[TX_MAX + 1], ntx;
 };
 
 static void outbox_clear(rec_native *n);
@@ -91,6 +103,9 @@ static void give_up(rec_native *n, const char *why)
         n->sock = -1;
     }
     outbox_clear(n);
+    free(n->tx);
+    n->tx = NULL;
+    n->tx_used = n->tx_cap = n->ntx = 0;
     /* Killed, not waited for: a dying process's teardown can take longer
      * than a tick (hundreds of ms for a sanitized one on a busy host); the
      * sampling loop reaps it with the targets' stops. */
@@ -459,9 +474,29 @@ void rec_native_stack_plan(const rec_native *n, rec_stack_plan *plan) { *plan = 
 static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline, int final)
 {
     for (;;) {
-        /* What is there is taken without a poll first: one system call a
-         * message, and one for finding none. */
-        ssize_t got = recv(n->sock, n->msg, sizeof n->msg, MSG_DONTWAIT);
+        if (n->rx_next < n->rx_count) {
+            const struct mmsghdr *m = &n->rx_m[n->rx_next];
+            n->msg = n->rx[n->rx_next++];
+            if (m->msg_len == 0 || m->msg_len < sizeof *h || (m->msg_hdr.msg_flags & MSG_TRUNC)) {
+                give_up(n, m->msg_len == 0 ? "the unwinder exited (crashed?)"
+                                           : "the unwinder's answer was cut or too long");
+                return -1;
+            }
+            memcpy(h, n->msg, sizeof *h);
+            return (ssize_t)m->msg_len - (ssize_t)sizeof *h;
+        }
+        /* What is there is taken without a poll first, as many answers as
+         * there are in one system call, and one for finding none. */
+        n->rx_next = n->rx_count = 0;
+        for (unsigned k = 0; k < RX_MAX; k++) {
+            n->rx_iov[k] = (struct iovec){n->rx[k], sizeof n->rx[k]};
+            n->rx_m[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &n->rx_iov[k], .msg_iovlen = 1}};
+        }
+        int got = recvmmsg(n->sock, n->rx_m, RX_MAX, MSG_DONTWAIT, NULL);
+        if (got > 0) {
+            n->rx_count = (unsigned)got;
+            continue;
+        }
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -478,12 +513,8 @@ static ssize_t receive(rec_native *n, rec_unwind_head *h, uint64_t deadline, int
                 return -2;
             continue;
         }
-        if (got < (ssize_t)sizeof *h) {
-            give_up(n, got == 0 ? "the unwinder exited (crashed?)" : "the unwinder's answer was cut");
-            return -1;
-        }
-        memcpy(h, n->msg, sizeof *h);
-        return got - (ssize_t)sizeof *h;
+        give_up(n, "the unwinder exited (crashed?)");
+        return -1;
     }
 }
 
@@ -578,18 +609,56 @@ static int add_lines(rec_native *n, const rec_unwind_head *h, size_t len)
     return 0;
 }
 
+int rec_native_flush(rec_native *n)
+{
+    int rc = n->sock < 0 ? -1 : outbox_flush(n);
+    if (rc || !n->ntx)
+        return rc;
+    struct mmsghdr m[TX_MAX];
+    struct iovec iov[TX_MAX];
+    for (size_t k = 0; k < n->ntx; k++) {
+        iov[k] = (struct iovec){n->tx + n->tx_at[k], n->tx_at[k + 1] - n->tx_at[k]};
+        m[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+    }
+    int sent;
+    while ((sent = sendmmsg(n->sock, m, (unsigned)n->ntx, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+        ;
+    if (sent < 0 && errno != EAGAIN) {
+        give_up(n, "the unwinder exited");
+        return -1;
+    }
+    if (sent <= 0)
+        return -2; /* no room: they wait for the next flush */
+    size_t done = (size_t)sent, from = n->tx_at[done];
+    memmove(n->tx, n->tx + from, n->tx_used - from);
+    for (size_t k = done; k <= n->ntx; k++)
+        n->tx_at[k - done] = n->tx_at[k] - from;
+    n->ntx -= done;
+    n->tx_used -= from;
+    return n->ntx ? -2 : 0;
+}
+
 int rec_native_submit(rec_native *n, const rec_raw_native *c)
 {
     if (n->sock < 0 || !c->taken || !c->stack_len)
         return -1;
     if (n->outstanding == REC_NATIVE_ASKED)
         return REC_NATIVE_NOT_YET;
-    int rc = outbox_flush(n);
-    if (rc == 0)
-        rc = send_parts(n, UW_UNWIND, (uint32_t)c->stack_len, &c->regs, sizeof c->regs, c->stack,
-                        c->stack_len, -1);
-    if (rc)
-        return rc;
+    rec_unwind_head h = {UW_UNWIND, (uint32_t)c->stack_len};
+    size_t len = sizeof h + sizeof c->regs + c->stack_len;
+    if ((n->ntx == TX_MAX || n->tx_used + len > TX_BYTES) && rec_native_flush(n) == -1)
+        return -1;
+    if (n->ntx == TX_MAX || n->tx_used + len > TX_BYTES)
+        return REC_NATIVE_NOT_YET; /* the unwinder is behind */
+    if (zs_grow(&n->tx, &n->tx_cap, n->tx_used + len, 1, 64 << 10))
+        return REC_NATIVE_NOT_YET;
+    uint8_t *at = n->tx + n->tx_used;
+    memcpy(at, &h, sizeof h);
+    memcpy(at + sizeof h, &c->regs, sizeof c->regs);
+    memcpy(at + sizeof h + sizeof c->regs, c->stack, c->stack_len);
+    n->tx_at[n->ntx] = n->tx_used;
+    n->tx_used += len;
+    n->tx_at[++n->ntx] = n->tx_used;
     n->asked[(n->asked_head + n->outstanding) % REC_NATIVE_ASKED] =
         (asked_copy){c->regs.rsp, c->stack_len};
     if (!n->outstanding++)
@@ -671,7 +740,7 @@ ssize_t rec_native_collect(rec_native *n, rec_mixed_native *frames, size_t max, 
                            uint64_t wait_until_ns)
 {
     *marks = 0;
-    if (n->sock < 0 || !n->outstanding)
+    if (n->sock < 0 || !n->outstanding || rec_native_flush(n) == -1)
         return -1;
     /* The answer has ANSWER_MS from when it was asked for: waiting that
      * long in vain gives the unwinder up. */

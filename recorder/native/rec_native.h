@@ -82,9 +82,14 @@ void rec_native_stack_plan(const rec_native *n, rec_stack_plan *plan);
 /* After the target resumed: hands the capture to the unwinder, which works
  * on it while the recorder goes on sampling (an unwind that delayed the next
  * tick would sample the moments after each sample late, and so unevenly).
- * 0; -2 when the unwinder is behind (this sample goes without); -1 when
- * it is gone. */
+ * The captures go out together at the next rec_native_flush (or collect):
+ * one system call for a poll's samples. 0; -2 when the unwinder is behind
+ * (this sample goes without); -1 when it is gone. */
 int rec_native_submit(rec_native *n, const rec_raw_native *copy);
+/* Sends the captures submitted so far, as far as the socket has room: 0,
+ * -2 when some still wait (sent at the next flush), -1 when the unwinder
+ * is gone. */
+int rec_native_flush(rec_native *n);
 
 enum { REC_NATIVE_NOT_YET = -2 };
 /* rec_native_collect's wait: for as long as the unwinder has to answer. */

@@ -60,6 +60,9 @@ enum {
     UW_MAX_FRAMES = 256,
     UW_MAX_STACK = 64 << 10,
     UW_MAX_MSG = 128 << 10,
+    /* An answer (unwinder -> recorder) is at most this long: a RESULT of
+     * UW_MAX_FRAMES frames (3 KiB), a MODULE with its path (4.2 KiB). */
+    UW_MAX_ANSWER = 8 << 10,
 };
 
 enum {

@@ -80,8 +80,19 @@ typedef struct location_key {
                     that its address (pprof -addresses) tells them apart; else 0 */
 } location_key;
 
+/* Messages to the recorder, sent together once the messages received with
+ * them are handled: one system call for a batch, not one a message. */
+enum { OUT_MAX = 64, OUT_BYTES = 256 << 10 };
+typedef struct outgoing {
+    uint8_t bytes[OUT_BYTES];
+    size_t used;
+    size_t at[OUT_MAX + 1]; /* message k is bytes [at[k], at[k + 1]) */
+    size_t n;
+} outgoing;
+
 typedef struct unwinder {
     int sock;
+    outgoing out;
     Dwfl *dwfl;
     code_range *code;
     size_t ncode;
@@ -280,13 +291,39 @@ static char *name_of(unwinder *u, uint64_t pc, int *unnamed)
     return strdup(buf);
 }
 
-static void send_or_exit(int sock, const rec_unwind_head *h, const void *payload, size_t len)
+/* Sends every message queued, waiting for room as long as it takes (the
+ * recorder reads them, or gives this process up). */
+static void flush_or_exit(unwinder *u)
 {
-    struct iovec iov[2] = {{(void *)h, sizeof *h}, {(void *)payload, len}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
-    while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0)
-        if (errno != EINTR)
+    outgoing *o = &u->out;
+    struct mmsghdr m[OUT_MAX];
+    struct iovec iov[OUT_MAX];
+    for (size_t k = 0; k < o->n; k++) {
+        iov[k] = (struct iovec){o->bytes + o->at[k], o->at[k + 1] - o->at[k]};
+        m[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+    }
+    for (size_t sent = 0; sent < o->n;) {
+        int got = sendmmsg(u->sock, m + sent, (unsigned)(o->n - sent), MSG_NOSIGNAL);
+        if (got < 0 && errno != EINTR)
             _exit(0); /* the recorder is gone */
+        sent += got > 0 ? (size_t)got : 0;
+    }
+    o->n = o->used = 0;
+}
+
+/* Queues one message (sent by flush_or_exit, before this process waits). */
+static void send_or_exit(unwinder *u, const rec_unwind_head *h, const void *payload, size_t len)
+{
+    outgoing *o = &u->out;
+    if (o->n == OUT_MAX || o->used + sizeof *h + len > OUT_BYTES)
+        flush_or_exit(u);
+    if (sizeof *h + len > OUT_BYTES)
+        _exit(4); /* no answer is that long */
+    o->at[o->n] = o->used;
+    memcpy(o->bytes + o->used, h, sizeof *h);
+    memcpy(o->bytes + o->used + sizeof *h, payload, len);
+    o->used += sizeof *h + len;
+    o->at[++o->n] = o->used;
 }
 
 /* The module id of mod, sent to the recorder the first time (its range,
@@ -327,7 +364,7 @@ static int64_t module_id(unwinder *u, Dwfl_Module *mod)
         memcpy(msg + sizeof m, bits, (size_t)bits_len);
     memcpy(msg + sizeof m + bits_len, path, path_len);
     rec_unwind_head head = {UW_MODULE, (uint32_t)u->nmodules};
-    send_or_exit(u->sock, &head, msg, sizeof m + (size_t)bits_len + path_len);
+    send_or_exit(u, &head, msg, sizeof m + (size_t)bits_len + path_len);
     return (int64_t)u->nmodules++;
 }
 
@@ -337,7 +374,7 @@ static uint32_t send_location(unwinder *u, uint64_t pc, uint32_t module, uint32_
 {
     rec_unwind_location l = {pc, module, symbol};
     rec_unwind_head head = {UW_LOCATION, u->nlocations};
-    send_or_exit(u->sock, &head, &l, sizeof l);
+    send_or_exit(u, &head, &l, sizeof l);
     return u->nlocations++;
 }
 
@@ -362,7 +399,7 @@ static int64_t name_id(unwinder *u, char *name)
         return free(name), -1;
     u->names[u->nnames] = name;
     rec_unwind_head head = {UW_NAME, (uint32_t)u->nnames};
-    send_or_exit(u->sock, &head, name, strlen(name));
+    send_or_exit(u, &head, name, strlen(name));
     return (int64_t)u->nnames++;
 }
 
@@ -497,7 +534,7 @@ static int64_t location_id(unwinder *u, location_key *k, uint64_t pc)
     k->location = send_location(u, pc, k->module, k->symbol);
     if (k->nlines) {
         rec_unwind_head head = {UW_LINES, k->location};
-        send_or_exit(u->sock, &head, k->lines, k->nlines * sizeof k->lines[0]);
+        send_or_exit(u, &head, k->lines, k->nlines * sizeof k->lines[0]);
     }
     u->keys[u->nkeys++] = *k;
     return k->location;
@@ -594,27 +631,7 @@ static void unwind(unwinder *u)
     out[0] = flags;
     memcpy(out + 1 + n, u->sps, n * sizeof u->sps[0]);
     rec_unwind_head h = {UW_RESULT, (uint32_t)n};
-    send_or_exit(u->sock, &h, out, (1 + n) * sizeof out[0] + n * sizeof u->sps[0]);
-}
-
-/* One message and the descriptor it may carry (-1 when none). */
-static ssize_t receive(int sock, void *buf, size_t cap, int *fd, int flags)
-{
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } control;
-    struct iovec iov = {buf, cap};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                       .msg_controllen = sizeof control.buf};
-    *fd = -1;
-    ssize_t n;
-    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | flags)) < 0 && errno == EINTR)
-        ;
-    struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
-    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-        memcpy(fd, CMSG_DATA(c), sizeof *fd);
-    return n;
+    send_or_exit(u, &h, out, (1 + n) * sizeof out[0] + n * sizeof u->sps[0]);
 }
 
 static int add_file(file_table *t, const char *path, size_t len, int fd)
@@ -667,18 +684,57 @@ static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size
     }
 }
 
-/* The next message, waiting batch_ms first when none is there: a wake-up
- * costs more than the unwinds it serves (a context switch, on a VM an
- * exit to the hypervisor, the target's core disturbed), so the copies
- * queued meanwhile are taken together. */
-static ssize_t next_message(int sock, void *buf, size_t cap, int *fd, unsigned batch_ms)
+/* Messages from the recorder, taken several to a system call. */
+enum { IN_MAX = 8 };
+typedef struct incoming {
+    uint8_t *buf; /* IN_MAX slots of UW_MAX_MSG bytes */
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control[IN_MAX];
+    struct iovec iov[IN_MAX];
+    struct mmsghdr m[IN_MAX];
+} incoming;
+
+static int receive_some(int sock, incoming *in, int flags)
 {
-    ssize_t n = receive(sock, buf, cap, fd, MSG_DONTWAIT);
-    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-        return n;
+    for (int k = 0; k < IN_MAX; k++) {
+        in->iov[k] = (struct iovec){in->buf + (size_t)k * UW_MAX_MSG, UW_MAX_MSG};
+        in->m[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &in->iov[k], .msg_iovlen = 1,
+                                                .msg_control = in->control[k].buf,
+                                                .msg_controllen = sizeof in->control[k].buf}};
+    }
+    int n;
+    while ((n = recvmmsg(sock, in->m, IN_MAX, MSG_CMSG_CLOEXEC | flags, NULL)) < 0 && errno == EINTR)
+        ;
+    return n;
+}
+
+/* The next messages (how many; 0 when the recorder is gone), waiting
+ * batch_ms first when none is there: a wake-up costs more than the unwinds
+ * it serves (a context switch, on a VM an exit to the hypervisor, the
+ * target's core disturbed), so the copies queued meanwhile are taken
+ * together. */
+static int next_messages(int sock, incoming *in, unsigned batch_ms)
+{
+    int n = receive_some(sock, in, MSG_DONTWAIT);
+    if (n > 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+        return n > 0 ? n : 0;
     if (batch_ms)
         poll(NULL, 0, (int)batch_ms);
-    return receive(sock, buf, cap, fd, 0);
+    n = receive_some(sock, in, MSG_WAITFORONE);
+    return n > 0 ? n : 0;
+}
+
+/* Message k's descriptor, -1 when it carries none. */
+static int fd_of(const incoming *in, int k)
+{
+    int fd = -1;
+    struct msghdr *h = (struct msghdr *)&in->m[k].msg_hdr;
+    struct cmsghdr *c = CMSG_FIRSTHDR(h);
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
 }
 
 void rec_unwinder_main(int sock, unsigned batch_ms)
@@ -695,8 +751,8 @@ void rec_unwinder_main(int sock, unsigned batch_ms)
     static unwinder u; /* 20 KiB: not on the stack */
     u.sock = sock;
     u.copy = (rec_dwfl_copy){.stack = u.stack, .pcs = u.pcs, .sps = u.sps, .max = UW_MAX_FRAMES};
-    uint8_t *buf = malloc(UW_MAX_MSG);
-    if (!buf)
+    static incoming in;
+    if (!(in.buf = malloc((size_t)IN_MAX * UW_MAX_MSG)))
         _exit(4);
     /* The markers' names and locations come first (REC_NATIVE_TRUNCATED_ID,
      * REC_NATIVE_FIBER_ID): in no module, at no address. */
@@ -708,16 +764,23 @@ void rec_unwinder_main(int sock, unsigned batch_ms)
     }
     unsigned long samples = 0;
     for (;;) {
-        int fd;
-        ssize_t n = next_message(sock, buf, UW_MAX_MSG, &fd, batch_ms);
-        if (n <= 0)
+        flush_or_exit(&u); /* the answers so far, before waiting for more */
+        int got = next_messages(sock, &in, batch_ms);
+        if (!got)
             _exit(0); /* the recorder closed its end */
-        if ((size_t)n < sizeof(rec_unwind_head))
-            _exit(5);
-        rec_unwind_head h;
-        memcpy(&h, buf, sizeof h);
-        if (h.type == UW_UNWIND && crash && *crash && ++samples >= strtoul(crash, NULL, 10))
-            abort(); /* the test hook: a parser bug, as the recorder sees it */
-        handle(&u, &h, buf + sizeof h, (size_t)n - sizeof h, fd);
+        for (int k = 0; k < got; k++) {
+            size_t n = in.m[k].msg_len;
+            const uint8_t *buf = in.buf + (size_t)k * UW_MAX_MSG;
+            int fd = fd_of(&in, k);
+            if (n == 0)
+                _exit(0); /* the recorder closed its end */
+            if (n < sizeof(rec_unwind_head) || (in.m[k].msg_hdr.msg_flags & MSG_TRUNC))
+                _exit(5);
+            rec_unwind_head h;
+            memcpy(&h, buf, sizeof h);
+            if (h.type == UW_UNWIND && crash && *crash && ++samples >= strtoul(crash, NULL, 10))
+                abort(); /* the test hook: a parser bug, as the recorder sees it */
+            handle(&u, &h, buf + sizeof h, n - sizeof h, fd);
+        }
     }
 }

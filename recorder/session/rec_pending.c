@@ -304,6 +304,9 @@ int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
     for (size_t i = 0; i < s->nslots; i++) {
         slot *each = s->slots[i];
         rec_pending_submit(s, each);
+        /* The captures since the last write, together. */
+        if (each->native && !rec_native_is_copier(each->native) && rec_native_flush(each->native) == -1)
+            say_native_broken(s, each);
         /* Not only before a head that waits: the unwinds out (nunwinds)
          * count them, and new samples go without while that is full. At
          * the end, and of a target gone, every answer is waited for. */

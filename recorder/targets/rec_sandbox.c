@@ -63,7 +63,7 @@ static int install_seccomp(void)
         SYS_read, SYS_pread64, SYS_write, SYS_close, SYS_fstat, SYS_newfstatat, SYS_statx,
         SYS_lseek, SYS_mmap, SYS_munmap, SYS_mremap, SYS_mprotect, SYS_brk, SYS_madvise,
         SYS_openat, SYS_openat2, SYS_readlink, SYS_readlinkat, SYS_getcwd, SYS_fcntl, SYS_dup,
-        SYS_recvmsg, SYS_sendmsg, SYS_poll, SYS_ppoll,
+        SYS_recvmsg, SYS_sendmsg, SYS_recvmmsg, SYS_sendmmsg, SYS_poll, SYS_ppoll,
         SYS_futex, SYS_getrandom, SYS_clock_gettime, SYS_rt_sigprocmask, SYS_rt_sigreturn,
         SYS_getpid, SYS_gettid, SYS_tgkill, SYS_exit, SYS_exit_group,
         /* harmless, and needed by the sanitizers' runtime (ZS_SANITIZE) */
