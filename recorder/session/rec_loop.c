@@ -403,18 +403,21 @@ int rec_loop_run(session *s, zs_error *err)
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
+        int more = 0;
         if (offcpu_due) { /* the kernel's records, then their writing, at each poll only */
-            int more = 0;
             if (now < next_poll) {
                 held = next_poll;
             } else if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0) {
                 return -1;
             } else {
-                next_poll = more ? now : now + poll_every;
+                /* The next one at the first look a poll's time (less a
+                 * period) from now: polls and housekeeping wake nothing
+                 * of their own, each wake-up costing more than its work. */
+                next_poll = more ? now : now + poll_every - clock.period_ns;
                 held = 0;
             }
         }
-        if (!held || now >= due) {
+        if (!held || now >= due || (offcpu_due && now >= s->next_second)) {
             int rc = housekeep(s, now, 0, err);
             if (rc < 0)
                 return -1;
@@ -423,10 +426,16 @@ int rec_loop_run(session *s, zs_error *err)
             s->housekept_ns = now = rec_now_ns();
             held = 0;
         }
+        if (more)
+            continue; /* the records the poll left, at once */
         if (now < clock.deadline_ns) {
             uint64_t until = end && end < clock.deadline_ns ? end : clock.deadline_ns;
-            if (held && (held < due ? held : due) < until)
+            if (held && (held < due ? held : due) < until && !offcpu_due)
                 until = held < due ? held : due;
+            /* The second's cut on time all the same: a killed recorder
+             * loses at most the last second. */
+            if (offcpu_due && s->next_second < until)
+                until = s->next_second;
             /* The BPF sampler traces nothing but a launched zeek: its
              * children's state changes come with a SIGCHLD. */
             if (rec_ptrace_wait(until) != 0 || !s->o->bpf)
