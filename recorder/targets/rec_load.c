@@ -11,9 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The sockets a zeek opens are few and stay: its fds are looked through
- * this often (a readlink each), its packet sockets' queues read every second. */
-#define SCAN_EVERY_NS 10000000000ULL
+/* A zeek's packet sockets are opened at its start and stay: its fds (a
+ * readlink each, hundreds on a busy worker) are looked through only when
+ * its namespace has packet sockets at all, then again after this long, or
+ * after SCAN_SOON_NS while none of them was its own. */
+#define SCAN_EVERY_NS 60000000000ULL
+#define SCAN_SOON_NS 10000000000ULL
+enum { MAX_PACKET_SOCKETS = 256 };
 
 void rec_load_init(rec_load_reader *r, pid_t pid, const zs_layout *layout, rec_load_globals g)
 {
@@ -72,26 +76,38 @@ static int own_socket(const rec_load_reader *r, uint64_t ino)
 /* The receive queues of the process's packet sockets, from its network
  * namespace's /proc/net/packet ("sk RefCnt Type Proto Iface R Rmem User
  * Inode"); 0 when it has none there. */
-static int packet_queue(rec_load_reader *r, uint64_t *bytes)
+static int packet_queue(rec_load_reader *r, uint64_t now_ns, uint64_t *bytes)
 {
     char path[64], line[256];
+    uint64_t inode[MAX_PACKET_SOCKETS], rmem[MAX_PACKET_SOCKETS];
+    size_t n = 0;
     snprintf(path, sizeof path, "/proc/%d/net/packet", (int)r->pid);
-    FILE *f = r->ninodes ? fopen(path, "re") : NULL;
+    FILE *f = fopen(path, "re");
     if (!f)
         return 0;
-    int found = 0;
-    *bytes = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long sk, rmem, ino;
+    while (fgets(line, sizeof line, f) && n < MAX_PACKET_SOCKETS) {
+        unsigned long long sk, queued, ino;
         unsigned refs, type, proto, iface, running, user;
         if (sscanf(line, "%llx %u %u %x %u %u %llu %u %llu", &sk, &refs, &type, &proto, &iface,
-                   &running, &rmem, &user, &ino) == 9 &&
-            own_socket(r, ino)) {
-            *bytes += rmem;
-            found = 1;
+                   &running, &queued, &user, &ino) == 9) {
+            inode[n] = ino;
+            rmem[n++] = queued;
         }
     }
     fclose(f);
+    if (!n)
+        return 0;
+    if (now_ns >= r->next_scan_ns)
+        scan_sockets(r);
+    int found = 0;
+    *bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        if (own_socket(r, inode[i])) {
+            *bytes += rmem[i];
+            found = 1;
+        }
+    if (now_ns >= r->next_scan_ns)
+        r->next_scan_ns = now_ns + (found ? SCAN_EVERY_NS : SCAN_SOON_NS);
     return found;
 }
 
@@ -163,10 +179,6 @@ void rec_load_read(rec_load_reader *r, uint64_t now_ns, uint64_t wall_ns, zs_loa
 {
     out->what = 0;
     read_source(r, wall_ns, out, nt);
-    if (now_ns >= r->next_scan_ns) {
-        scan_sockets(r);
-        r->next_scan_ns = now_ns + SCAN_EVERY_NS;
-    }
-    if (packet_queue(r, &out->queue))
+    if (packet_queue(r, now_ns, &out->queue))
         out->what |= ZS_LOAD_QUEUE;
 }
