@@ -1113,6 +1113,7 @@ static Result run(const World& w, const Options& opt)
 			slow_now = t >= opt.slow_after && t < opt.slow_after + opt.slow_for;
 		}
 		if ( opt.live ) {
+			// Waiting for a packet: native time, empty call stack.
 			next_connection_size();
 			if ( ! next_live_packet() ) {
 				if ( stop_requested || ledger.running_ns() >= limit_ns )
@@ -1120,37 +1121,28 @@ static Result run(const World& w, const Options& opt)
 				--iter;
 				continue;
 			}
-			trace = 0xcbf29ce484222325ULL;
-			invoke(w.event, nullptr);
-			if ( iter == 0 )
-				r.checksum = trace;
-			else if ( trace != r.checksum )
-				r.consistent = false;
-			r.iterations = iter + 1;
-			if ( stop_requested || ledger.running_ns() >= limit_ns )
-				break;
-			continue;
-		}
-		network_time = kFirstPacketTime + double(iter) * kPacketSpacing;
-		publish();
+		} else {
+			network_time = kFirstPacketTime + double(iter) * kPacketSpacing;
+			publish();
 
-		// A zeek that cannot reach a ptrace stop for a while (as one in
-		// uninterruptible sleep on a slow log volume): the parent of a
-		// vfork waits uninterruptibly until its child exits.
-		if ( opt.unstoppable_ms > 0 && ledger.running_ns() >= next_unstoppable_ns ) {
-			block_uninterruptibly(opt.unstoppable_ms);
-			next_unstoppable_ns = ledger.running_ns() + 1000000000LL;
-		}
+			// A zeek that cannot reach a ptrace stop for a while (as one in
+			// uninterruptible sleep on a slow log volume): the parent of a
+			// vfork waits uninterruptibly until its child exits.
+			if ( opt.unstoppable_ms > 0 && ledger.running_ns() >= next_unstoppable_ns ) {
+				block_uninterruptibly(opt.unstoppable_ms);
+				next_unstoppable_ns = ledger.running_ns() + 1000000000LL;
+			}
 
-		// Waiting for packets: native time, empty call stack.
-		next_connection_size();
-		usleep(useconds_t(kIdleUs * conn_scale));
-		if ( fiber_slot >= 0 )
-			run_fiber_chunk(300000);
-		if ( opt.plugin && ! plugin_deliver && ledger.running_ns() >= 1000000000LL )
-			plugin_deliver = load_plugin(opt.plugin, opt.plugin_unlink);
-		if ( plugin_deliver )
-			plugin_deliver(200000);   // native, outside scripts: charged to idle
+			// Waiting for packets: native time, empty call stack.
+			next_connection_size();
+			usleep(useconds_t(kIdleUs * conn_scale));
+			if ( fiber_slot >= 0 )
+				run_fiber_chunk(300000);
+			if ( opt.plugin && ! plugin_deliver && ledger.running_ns() >= 1000000000LL )
+				plugin_deliver = load_plugin(opt.plugin, opt.plugin_unlink);
+			if ( plugin_deliver )
+				plugin_deliver(200000);   // native, outside scripts: charged to idle
+		}
 
 		// The event manager dispatches the event: there is no call expression.
 		trace = 0xcbf29ce484222325ULL;
