@@ -324,13 +324,14 @@ void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version)
  * manager's pkt_src at 56 from 4.0 on; each source's own Properties
  * (is_live 4 bytes before its Stats) and Stats follow its PktSrc, whose
  * size changed with Packet's: PcapSource's and AF_PacketSource's Stats at
- * 344 (4.0), 368 (5.0.0-5.0.7), 376 (5.0.8-5.0.10, 5.2.0, 8.0), 384 (5.2.1
- * on, 8.2, 9.0), 392 (6.0, 7.0, 8.1). AF_Packet is built in from 5.2 (as
- * iosource::pktsrc, iosource::af_packet from 8.1). Derived: offsetof over
- * each release's own headers with GCC 12 and libstdc++ (8.2.2's and
- * 9.0.0-rc1's headers are identical here); 8.2.2's checked against a real
- * build reading a live interface (docs/layouts.md). Not known: 3.0 (a list
- * of sources, no pkt_src), 5.1, 6.1, 6.2, 7.1, 7.2. */
+ * 344 (4.0), 368 (5.0.0-5.0.7), 376 (5.0.8-5.1, 5.2.0, 7.2, 8.0), 384
+ * (5.2.1 on, 8.2, 9.0), 392 (6.0-7.1, 8.1). AF_Packet is built in from 5.2
+ * (as iosource::pktsrc, iosource::af_packet from 8.1). Derived: offsetof
+ * over each release's own headers with GCC 12 and libstdc++, identical
+ * within each series but 5.0 and 5.2 (8.2.2's and 9.0.0-rc1's headers are
+ * the same here); 8.2.2's checked against a real build reading a live
+ * interface, libpcap and AF_Packet (docs/layouts.md). Not known: 3.0 (a
+ * list of sources, no pkt_src). */
 #define PKTSRC_MGR .sym_iosource_mgr = "_ZN4zeek12iosource_mgrE", .mgr_pkt_src = 56
 #define PCAP(stats) .sym_pcap_vtable = "_ZTVN4zeek8iosource4pcap10PcapSourceE", .pcap_stats = stats, \
     .pcap_is_live = (stats) - 4
@@ -350,10 +351,15 @@ static const pktsrc_entry pktsrc_table[] = {
     {"5.0.9", {PKTSRC_MGR, PCAP(376)}},
     {"5.0.10", {PKTSRC_MGR, PCAP(376)}},
     {"5.0", {PKTSRC_MGR, PCAP(368)}},
+    {"5.1", {PKTSRC_MGR, PCAP(376)}},
     {"5.2.0", {PKTSRC_MGR, PCAP(376), AF_PACKET(AF_PKTSRC, 376)}},
     {"5.2", {PKTSRC_MGR, PCAP(384), AF_PACKET(AF_PKTSRC, 384)}},
     {"6.0", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
+    {"6.1", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
+    {"6.2", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
     {"7.0", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
+    {"7.1", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_PKTSRC, 392)}},
+    {"7.2", {PKTSRC_MGR, PCAP(376), AF_PACKET(AF_PKTSRC, 376)}},
     {"8.0", {PKTSRC_MGR, PCAP(376), AF_PACKET(AF_PKTSRC, 376)}},
     {"8.1", {PKTSRC_MGR, PCAP(392), AF_PACKET(AF_OWN, 392)}},
     {"8.2", {PKTSRC_MGR, PCAP(384), AF_PACKET(AF_OWN, 384)}},

@@ -269,6 +269,61 @@ static void check_zam(void)
     free(text);
 }
 
+/* The packet source's members by version: the table's rows, the patch
+ * releases that differ from their series, none for 3.0; and the group
+ * rules of the text format. */
+static void check_pktsrc(void)
+{
+    static const struct {
+        const char *version;
+        int32_t pcap_stats;
+        const char *af_vtable; /* "" when AF_Packet is not built in */
+    } want[] = {
+        {"4.0.9", 344, ""},
+        {"5.0.3", 368, ""},
+        {"5.0.10", 376, ""},
+        {"5.1.3", 376, ""},
+        {"5.2.0", 376, "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE"},
+        {"5.2.2", 384, "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE"},
+        {"6.2.1", 392, "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE"},
+        {"7.2.2", 376, "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE"},
+        {"8.0.10", 376, "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE"},
+        {"8.1.2", 392, "_ZTVN4zeek8iosource9af_packet15AF_PacketSourceE"},
+        {"8.2.2", 384, "_ZTVN4zeek8iosource9af_packet15AF_PacketSourceE"},
+        {"9.0.0-rc1", 384, "_ZTVN4zeek8iosource9af_packet15AF_PacketSourceE"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        zs_layout l = {0};
+        zs_layout_add_builtin_pktsrc(&l, want[i].version);
+        const zs_pktsrc_layout *p = &l.pktsrc;
+        int ok = zs_layout_has_pktsrc(&l) && p->mgr_pkt_src == 56 && p->pcap_stats == want[i].pcap_stats &&
+                 p->pcap_is_live == want[i].pcap_stats - 4 && !strcmp(p->sym_af_packet_vtable, want[i].af_vtable) &&
+                 (!*want[i].af_vtable || p->af_packet_stats == want[i].pcap_stats);
+        if (!ok)
+            fprintf(stderr, "pktsrc of %s: stats %d, af '%s'\n", want[i].version, p->pcap_stats,
+                    p->sym_af_packet_vtable);
+        CHECK(ok);
+    }
+    zs_layout none = {0};
+    zs_layout_add_builtin_pktsrc(&none, "3.0.1");
+    CHECK(!zs_layout_has_pktsrc(&none));
+
+    zs_layout l = *zs_layout_builtin("8.2.2");
+    zs_layout_add_builtin_pktsrc(&l, "8.2.2");
+    char *text = zs_layout_format(&l);
+    CHECK(text && parses(text) && strstr(text, "pktsrc_pcap_stats = 384"));
+    if (!text)
+        return;
+    drop_key(text, "pktsrc_af_packet_stats");
+    CHECK(!parses(text)); /* AF_Packet's keys go together */
+    drop_key(text, "sym_pktsrc_af_packet_vtable");
+    drop_key(text, "pktsrc_af_packet_is_live");
+    CHECK(parses(text)); /* libpcap's alone */
+    drop_key(text, "sym_pktsrc_iosource_mgr");
+    CHECK(!parses(text)); /* a source's keys without the manager's */
+    free(text);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < N_SERIES; i++)
@@ -278,5 +333,6 @@ int main(void)
     check_unknown();
     check_versions_text();
     check_zam();
+    check_pktsrc();
     CHECK_MAIN_END;
 }
