@@ -22,12 +22,13 @@ typedef struct field {
 
 #define INT_FIELD(name) {#name, offsetof(zs_layout, name), F_INT, 0}
 #define SYM_FIELD(name) {#name, offsetof(zs_layout, name), F_SYMBOL, 0}
-enum { G_ZAM = 1, G_ZAM_COALESCED, G_ZAM_SCOPE, G_PKTSRC, G_PKTSRC_PCAP, G_PKTSRC_AF, G_COUNT };
+enum { G_ZAM = 1, G_ZAM_COALESCED, G_ZAM_SCOPE, G_PKTSRC, G_PKTSRC_LIST, G_PKTSRC_PCAP, G_PKTSRC_AF, G_COUNT };
 #define ZAM_FIELD(key, member, type, group) {key, offsetof(zs_layout, zam.member), type, group}
 #define PKTSRC_FIELD(key, member, type, group) {key, offsetof(zs_layout, pktsrc.member), type, group}
 /* A group's parent: its keys are only given with the parent's. */
 static const int group_parent[G_COUNT] = {[G_ZAM_COALESCED] = G_ZAM, [G_ZAM_SCOPE] = G_ZAM,
-                                          [G_PKTSRC_PCAP] = G_PKTSRC, [G_PKTSRC_AF] = G_PKTSRC};
+                                          [G_PKTSRC_LIST] = G_PKTSRC, [G_PKTSRC_PCAP] = G_PKTSRC,
+                                          [G_PKTSRC_AF] = G_PKTSRC};
 
 static const field fields[] = {
     {"model", offsetof(zs_layout, model), F_MODEL},
@@ -76,6 +77,8 @@ static const field fields[] = {
     ZAM_FIELD("zam_funcval_func", funcval_func, F_INT, G_ZAM_SCOPE),
     PKTSRC_FIELD("sym_pktsrc_iosource_mgr", sym_iosource_mgr, F_SYMBOL, G_PKTSRC),
     PKTSRC_FIELD("pktsrc_mgr_pkt_src", mgr_pkt_src, F_INT, G_PKTSRC),
+    /* Optional (0 without it): only 3.0's manager keeps a list. */
+    PKTSRC_FIELD("pktsrc_mgr_list", mgr_list, F_INT, G_PKTSRC_LIST),
     PKTSRC_FIELD("sym_pktsrc_pcap_vtable", sym_pcap_vtable, F_SYMBOL, G_PKTSRC_PCAP),
     PKTSRC_FIELD("pktsrc_pcap_stats", pcap_stats, F_INT, G_PKTSRC_PCAP),
     PKTSRC_FIELD("pktsrc_pcap_is_live", pcap_is_live, F_INT, G_PKTSRC_PCAP),
@@ -255,6 +258,7 @@ char *zs_layout_format(const zs_layout *l)
             (g == G_ZAM_SCOPE && !zs_layout_has_zam_scope(l)) ||
             (g == G_ZAM_COALESCED && !l->zam.sym_coalesced_vtable[0]) ||
             (g >= G_PKTSRC && !zs_layout_has_pktsrc(l)) ||
+            (g == G_PKTSRC_LIST && !l->pktsrc.mgr_list) ||
             (g == G_PKTSRC_PCAP && !l->pktsrc.sym_pcap_vtable[0]) ||
             (g == G_PKTSRC_AF && !l->pktsrc.sym_af_packet_vtable[0]))
             continue;
@@ -333,7 +337,7 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
                        "orig_func together)", source);
     const zs_pktsrc_layout *p = &l->pktsrc;
     if (zs_layout_has_pktsrc(l) &&
-        (!member_fits(p->mgr_pkt_src, 8, OFFSET_MAX) || p->mgr_pkt_src % 8 ||
+        (!member_fits(p->mgr_pkt_src, 8, OFFSET_MAX) || p->mgr_pkt_src % 8 || p->mgr_list > 1 ||
          (!p->sym_pcap_vtable[0] && !p->sym_af_packet_vtable[0]) ||
          (p->sym_pcap_vtable[0] && (!member_fits(p->pcap_stats, ZS_PKTSRC_STATS_SIZE, OFFSET_MAX) ||
                                     p->pcap_stats % 8 || !member_fits(p->pcap_is_live, 1, OFFSET_MAX))) ||
@@ -342,7 +346,8 @@ int zs_layout_check(const zs_layout *l, const char *source, zs_error *err)
            !member_fits(p->af_packet_is_live, 1, OFFSET_MAX)))))
         return zs_fail(err, ZS_E_LAYOUT,
                        "%s: the pktsrc_ members are inconsistent (8-aligned pointers and counters "
-                       "within %d bytes, and at least one source's vtable)", source, OFFSET_MAX);
+                       "within %d bytes, mgr_list 0 or 1, and at least one source's vtable)", source,
+                       OFFSET_MAX);
     return 0;
 }
 

@@ -73,13 +73,16 @@ typedef struct zs_zam_layout {
 /* The packet source's counters, for the load record (optional: empty
  * symbols when the layout knows none; each source kind all or none). The
  * global sym_iosource_mgr points to the I/O manager, whose member at
- * mgr_pkt_src points to the packet source; by its vtable pointer that is a
+ * mgr_pkt_src points to the packet source (mgr_list 1, Zeek 3.0: is a
+ * std::list of them, the first node's value the source, ZS_LIST_NODE_VALUE
+ * bytes into the node); by its vtable pointer that is a
  * PcapSource (libpcap: live or a trace file) or an AF_PacketSource, each
  * with its own copy of the PktSrc::Stats counters (ZS_PKTSRC_STATS_*) at
  * *_stats and of its Properties' is_live flag at *_is_live. */
 typedef struct zs_pktsrc_layout {
     char sym_iosource_mgr[ZS_SYMBOL_MAX];
     int32_t mgr_pkt_src;
+    int32_t mgr_list;
     char sym_pcap_vtable[ZS_SYMBOL_MAX];
     int32_t pcap_stats;
     int32_t pcap_is_live;
@@ -97,6 +100,9 @@ enum {
     ZS_PKTSRC_STATS_BYTES = 24,
     ZS_PKTSRC_STATS_SIZE = 32,
 };
+/* libstdc++'s std::list: the list object's first word is its first node;
+ * a node is {next, prev} and then its value. */
+enum { ZS_LIST_NODE_VALUE = 16 };
 
 typedef struct zs_layout {
     zs_model model;
@@ -164,7 +170,8 @@ void zs_layout_builtin_versions(char *buf, size_t size);
  * but the zam_ ones: all or none, and within them the two coalesced ones
  * and the scope ones each a group of its own (all or none); and the
  * pktsrc_ ones: the manager's, the PcapSource's and the AF_PacketSource's
- * each a group (all or none), the two sources' only with the manager's. */
+ * each a group (all or none), the two sources' only with the manager's,
+ * pktsrc_mgr_list optional with them (0 when absent). */
 int zs_layout_parse(const char *text, size_t len, const char *source, zs_layout *out, zs_error *err);
 int zs_layout_load(const char *path, zs_layout *out, zs_error *err);
 /* Returns a malloc'd text in the format zs_layout_parse reads. */

@@ -330,9 +330,11 @@ void zs_layout_add_builtin_zam(zs_layout *l, const char *zeek_version)
  * over each release's own headers with GCC 12 and libstdc++, identical
  * within each series but 5.0 and 5.2 (8.2.2's and 9.0.0-rc1's headers are
  * the same here); 8.2.2's checked against a real build reading a live
- * interface, libpcap and AF_Packet (docs/layouts.md). Not known: 3.0 (a
- * list of sources, no pkt_src). */
-#define PKTSRC_MGR .sym_iosource_mgr = "_ZN4zeek12iosource_mgrE", .mgr_pkt_src = 56
+ * interface, libpcap and AF_Packet (docs/layouts.md). 3.0 has a plain
+ * iosource_mgr whose Manager (no vtable) keeps a std::list of sources at
+ * 32, and PcapSource outside namespace zeek (v3.0.1 headers, the same in
+ * 3.0.0-3.0.14). */
+#define PKTSRC_MGR .sym_iosource_mgr = "_ZN4zeek12iosource_mgrE", .mgr_pkt_src = 56, .mgr_list = 0
 #define PCAP(stats) .sym_pcap_vtable = "_ZTVN4zeek8iosource4pcap10PcapSourceE", .pcap_stats = stats, \
     .pcap_is_live = (stats) - 4
 #define AF_PACKET(ns, stats) .sym_af_packet_vtable = "_ZTVN4zeek8iosource" ns "15AF_PacketSourceE", \
@@ -346,6 +348,8 @@ typedef struct pktsrc_entry {
 } pktsrc_entry;
 
 static const pktsrc_entry pktsrc_table[] = {
+    {"3.0", {.sym_iosource_mgr = "iosource_mgr", .mgr_pkt_src = 32, .mgr_list = 1,
+             .sym_pcap_vtable = "_ZTVN8iosource4pcap10PcapSourceE", .pcap_stats = 336, .pcap_is_live = 332}},
     {"4.0", {PKTSRC_MGR, PCAP(344)}},
     {"5.0.8", {PKTSRC_MGR, PCAP(376)}},
     {"5.0.9", {PKTSRC_MGR, PCAP(376)}},

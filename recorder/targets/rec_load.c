@@ -136,12 +136,14 @@ static void read_source(rec_load_reader *r, uint64_t wall_ns, zs_load *out, doub
         local[n] = (struct iovec){&live, sizeof live};
         remote[n++] = (struct iovec){(void *)(uintptr_t)(r->src + (uint64_t)live_at), sizeof live};
     } else if (r->mgr_global) {
-        uint64_t from = r->mgr ? r->mgr + (uint64_t)l->mgr_pkt_src : r->mgr_global;
+        uint64_t from = r->node ? r->node + ZS_LIST_NODE_VALUE
+                        : r->mgr ? r->mgr + (uint64_t)l->mgr_pkt_src
+                                 : r->mgr_global;
         local[n] = (struct iovec){&word, sizeof word};
         remote[n++] = (struct iovec){(void *)(uintptr_t)from, sizeof word};
     }
     if (!n || rec_readv(r->pid, local, remote, n) != 0) {
-        r->mgr = r->src = 0; /* start over next second */
+        r->mgr = r->node = r->src = 0; /* start over next second */
         return;
     }
     if (r->network_time)
@@ -149,6 +151,9 @@ static void read_source(rec_load_reader *r, uint64_t wall_ns, zs_load *out, doub
     if (!r->src) {
         if (!r->mgr)
             r->mgr = word;
+        else if (l->mgr_list && !r->node)
+            /* The list's first node; an empty list's is the list itself. */
+            r->node = word != r->mgr + (uint64_t)l->mgr_pkt_src ? word : 0;
         else if (word)
             r->src = word; /* its kind by its vtable pointer, next second */
         r->src_af_packet = 0;
@@ -160,7 +165,7 @@ static void read_source(rec_load_reader *r, uint64_t wall_ns, zs_load *out, doub
         return;
     }
     if (!(r->src_af_packet ? af : pcap)) {
-        r->src = 0; /* replaced, or a source of a kind the layout does not know */
+        r->src = r->node = 0; /* replaced, or a source of a kind the layout does not know */
         return;
     }
     out->what |= ZS_LOAD_COUNTERS | (live ? ZS_LOAD_LIVE : 0) | (r->src_af_packet ? ZS_LOAD_AF_PACKET : 0);

@@ -20,7 +20,7 @@ typedef struct rec_load_reader {
     uint64_t mgr_global;         /* &iosource_mgr in the process; 0: unknown */
     uint64_t pcap_vtable, af_packet_vtable; /* their address points; 0: unknown */
     uint64_t network_time;       /* &network_time; 0: unknown */
-    uint64_t mgr, src;           /* found so far (0: not yet) */
+    uint64_t mgr, node, src;     /* found so far (0: not yet; node: mgr_list's first) */
     int src_af_packet;           /* src is AF_Packet's */
     uint64_t *inodes;            /* the process's sockets, as last scanned */
     size_t ninodes, inodes_cap;

@@ -174,7 +174,7 @@ static const char *const KNOWN_SYMS[] = {
     "_ZTVN4zeek6detail19CoalescedScriptFuncE", "_ZN4zeek6detailL6scopesE",
     "_ZN4zeek6detail12global_scopeEv", "_ZTVN4zeek7FuncValE", "_ZN4zeek12iosource_mgrE",
     "_ZTVN4zeek8iosource4pcap10PcapSourceE", "_ZTVN4zeek8iosource9af_packet15AF_PacketSourceE",
-    "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE",
+    "_ZTVN4zeek8iosource6pktsrc15AF_PacketSourceE", "iosource_mgr", "_ZTVN8iosource4pcap10PcapSourceE",
 };
 
 /* Itanium C++ ABI: an object's vtable pointer points past the vtable's

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <string>
 #include <vector>
 
@@ -178,7 +179,45 @@ struct CallInfo {
 	const void* args;   // const val_list* in Zeek
 };
 
+// The packet source (3.0: iosource/Manager.h, PktSrc.h, pcap/Source.h): the
+// I/O manager (no vtable) keeps a std::list of sources at 32; a PcapSource's
+// own Properties (is_live at 332) and Stats (at 336) follow its 288-byte
+// PktSrc. The rest of each object is padding here; the vtable is
+// PcapSource's (its key function defined out of line).
+namespace iosource {
+class PktSrc {
+public:
+	struct Stats {
+		uint64_t received = 0;
+		uint64_t dropped = 0;
+		uint64_t link = 0;
+		uint64_t bytes_received = 0;
+	};
+	virtual ~PktSrc();
+	char base_members[280] = {};
+};
+
+namespace pcap {
+class PcapSource : public PktSrc {
+public:
+	~PcapSource() override;
+	char props_head[44] = {};
+	bool is_live = false;
+	Stats stats;
+	char rest[64] = {};
+};
+}   // namespace pcap
+
+class Manager {
+public:
+	char other_members[32] = {};
+	std::list<PktSrc*> pkt_srcs;
+	std::list<void*> pkt_dumpers;
+};
+}   // namespace iosource
+
 // The symbols the profiler looks up in .dynsym (plain names: global namespace).
+extern iosource::Manager* iosource_mgr;
 extern std::vector<CallInfo> call_stack;
 extern std::vector<Frame*> g_frame_stack;
 extern double network_time;
@@ -202,6 +241,9 @@ static_assert(sizeof(Func::Kind) == 4, "sizeof(Func::Kind)");
 static_assert(offsetof(Func, name) == 72, "Func::name");
 static_assert(sizeof(Func) == 112, "sizeof(Func)");
 static_assert(offsetof(Frame, next_stmt) == 144, "Frame::next_stmt");
+static_assert(offsetof(iosource::Manager, pkt_srcs) == 32, "Manager::pkt_srcs");
+static_assert(offsetof(iosource::pcap::PcapSource, is_live) == 332, "PcapSource::props.is_live");
+static_assert(offsetof(iosource::pcap::PcapSource, stats) == 336, "PcapSource::stats");
 static_assert(sizeof(Frame) == 184, "sizeof(Frame)");
 
 // The generation-neutral names the double's interpreter is written against.
@@ -224,6 +266,14 @@ using ::STMT_SPIN;
 using ::call_stack;
 using ::g_frame_stack;
 using ::network_time;
+
+using PcapSource = ::iosource::pcap::PcapSource;
+using IOManager = ::iosource::Manager;
+inline void install_pkt_src(IOManager* m, PcapSource* s)
+{
+	m->pkt_srcs.push_back(s);
+	::iosource_mgr = m;
+}
 
 constexpr Func::Kind kScriptKind = Func::BRO_FUNC;
 constexpr Func::Kind kBuiltinKind = Func::BUILTIN_FUNC;

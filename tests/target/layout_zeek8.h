@@ -470,6 +470,14 @@ using ::g_frame_stack;
 #endif
 using zeek::run_state::network_time;
 
+using PcapSource = zeek::iosource::pcap::PcapSource;
+using IOManager = zeek::iosource::Manager;
+inline void install_pkt_src(IOManager* m, PcapSource* s)
+{
+	m->pkt_src = s;
+	zeek::iosource_mgr = m;
+}
+
 constexpr Func::Kind kScriptKind = Func::SCRIPT_FUNC;
 constexpr Func::Kind kBuiltinKind = Func::BUILTIN_FUNC;
 

@@ -66,6 +66,11 @@
 // in a real zeek.
 
 #if ZEEK_GEN == 30
+namespace iosource {
+PktSrc::~PktSrc() = default;
+pcap::PcapSource::~PcapSource() = default;
+}   // namespace iosource
+iosource::Manager* iosource_mgr = nullptr;
 std::vector<CallInfo> call_stack;
 std::vector<Frame*> g_frame_stack;
 double network_time = 0.0;
@@ -1022,14 +1027,13 @@ static deliver_fn load_plugin(const char* path, bool unlink_it)
 	return reinterpret_cast<deliver_fn>(dlsym(h, "zeek_plugin_demo_deliver"));
 }
 
-// --live IFACE (8.x): packets from an interface, as zeek -i reads them: a
+// --live IFACE: packets from an interface, as zeek -i reads them: a
 // packet socket, one connection run per packet, network_time the packet's
 // arrival time, the PcapSource's counters kept as Zeek keeps them (received
 // and bytes at each packet; dropped and link when zeek asks the kernel,
 // here once a second). Between packets the call stack is empty.
-#if ZEEK_GEN >= 80
-static zeek::iosource::Manager live_mgr;
-static zeek::iosource::pcap::PcapSource live_src;
+static IOManager live_mgr;
+static PcapSource live_src;
 static int live_fd = -1;
 static int64_t live_stats_ns = 0;
 
@@ -1048,8 +1052,7 @@ static bool open_live(const char* iface)
 	if ( ! sll.sll_ifindex || bind(live_fd, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0 )
 		return false;
 	live_src.is_live = true;
-	live_mgr.pkt_src = &live_src;
-	zeek::iosource_mgr = &live_mgr;
+	install_pkt_src(&live_mgr, &live_src);
 	return true;
 }
 
@@ -1086,10 +1089,6 @@ static bool next_live_packet()
 	publish();
 	return true;
 }
-#else
-static bool open_live(const char*) { errno = ENOTSUP; return false; }
-static bool next_live_packet() { return false; }
-#endif
 
 // Fake packet clock: deterministic, advancing 4 ms per connection.
 static const double kFirstPacketTime = 1577836800.0;   // 2020-01-01
@@ -1217,7 +1216,7 @@ static void usage(FILE* out)
 	        "  --deep N            first run a chain of N nested script calls for 1 s\n"
 	        "  -O ZAM              compile the scripts as ZAM does (8.0, 8.2): ZBodies, inlining\n"
 	        "  --zam-chains        with -O ZAM, locations chained through the inlined calls (7.0)\n"
-	        "  --live IFACE        (8.x) one connection per packet read from IFACE (a packet socket)\n"
+	        "  --live IFACE        one connection per packet read from IFACE (a packet socket)\n"
 	        "  --slow-after S      from S seconds on, DNS::log_reply costs 12 times as much ...\n"
 	        "  --slow-for S        ... for S seconds\n"
 	        "  --unstoppable-ms MS once a second, be unable to stop (ptrace or job\n"
@@ -1362,11 +1361,9 @@ int main(int argc, char** argv)
 	fflush(stdout);
 	fprintf(stderr, "zeek-double %s: iterations %ld wall_seconds %.6f\n", version, r.iterations,
 	        r.wall_seconds);
-#if ZEEK_GEN >= 80
 	if ( opt.live )
 		fprintf(stderr, "zeek-double %s: packets received %llu\n", version,
 		        static_cast<unsigned long long>(live_src.stats.received));
-#endif
 
 	int rc = 0;
 	if ( ! r.consistent ) {

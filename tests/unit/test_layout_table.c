@@ -270,8 +270,8 @@ static void check_zam(void)
 }
 
 /* The packet source's members by version: the table's rows, the patch
- * releases that differ from their series, none for 3.0; and the group
- * rules of the text format. */
+ * releases that differ from their series, 3.0's list of sources, none
+ * before; and the group rules of the text format. */
 static void check_pktsrc(void)
 {
     static const struct {
@@ -296,7 +296,8 @@ static void check_pktsrc(void)
         zs_layout l = {0};
         zs_layout_add_builtin_pktsrc(&l, want[i].version);
         const zs_pktsrc_layout *p = &l.pktsrc;
-        int ok = zs_layout_has_pktsrc(&l) && p->mgr_pkt_src == 56 && p->pcap_stats == want[i].pcap_stats &&
+        int ok = zs_layout_has_pktsrc(&l) && p->mgr_pkt_src == 56 && !p->mgr_list &&
+                 p->pcap_stats == want[i].pcap_stats &&
                  p->pcap_is_live == want[i].pcap_stats - 4 && !strcmp(p->sym_af_packet_vtable, want[i].af_vtable) &&
                  (!*want[i].af_vtable || p->af_packet_stats == want[i].pcap_stats);
         if (!ok)
@@ -304,8 +305,14 @@ static void check_pktsrc(void)
                     p->sym_af_packet_vtable);
         CHECK(ok);
     }
+    zs_layout old = {0};
+    zs_layout_add_builtin_pktsrc(&old, "3.0.1");
+    CHECK(!strcmp(old.pktsrc.sym_iosource_mgr, "iosource_mgr") && old.pktsrc.mgr_list == 1 &&
+          old.pktsrc.mgr_pkt_src == 32 && old.pktsrc.pcap_stats == 336 &&
+          !strcmp(old.pktsrc.sym_pcap_vtable, "_ZTVN8iosource4pcap10PcapSourceE") &&
+          !old.pktsrc.sym_af_packet_vtable[0]);
     zs_layout none = {0};
-    zs_layout_add_builtin_pktsrc(&none, "3.0.1");
+    zs_layout_add_builtin_pktsrc(&none, "2.6.4");
     CHECK(!zs_layout_has_pktsrc(&none));
 
     zs_layout l = *zs_layout_builtin("8.2.2");
@@ -321,6 +328,18 @@ static void check_pktsrc(void)
     CHECK(parses(text)); /* libpcap's alone */
     drop_key(text, "sym_pktsrc_iosource_mgr");
     CHECK(!parses(text)); /* a source's keys without the manager's */
+    free(text);
+
+    /* 3.0's list survives the text; the others' texts do without the key. */
+    zs_layout l3 = *zs_layout_builtin("3.0.1"), back;
+    zs_layout_add_builtin_pktsrc(&l3, "3.0.1");
+    zs_error err = {0};
+    text = zs_layout_format(&l3);
+    CHECK(text && strstr(text, "pktsrc_mgr_list = 1") &&
+          zs_layout_parse(text, strlen(text), "test", &back, &err) == 0 && zs_layout_equal(&back, &l3));
+    free(text);
+    text = zs_layout_format(&l);
+    CHECK(text && !strstr(text, "pktsrc_mgr_list"));
     free(text);
 }
 
