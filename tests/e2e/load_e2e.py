@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import record_e2e as e2e  # noqa: E402
 
 RATE = 150          # packets a second: the double keeps up at about 300
-SENDER_S = 22
+SENDER_S = 18
 SLOW_AFTER_S = 6
 SLOW_FOR_S = 9      # it falls behind by about 20 packets a second meanwhile
 LAG_CALM_S = 0.3
