@@ -181,32 +181,10 @@ struct CallInfo {
 
 // The packet source (3.0: iosource/Manager.h, PktSrc.h, pcap/Source.h): the
 // I/O manager (no vtable) keeps a std::list of sources at 32; a PcapSource's
-// own Properties (is_live at 332) and Stats (at 336) follow its 288-byte
-// PktSrc. The rest of each object is padding here; the vtable is
-// PcapSource's (its key function defined out of line).
+// Properties (is_live at 332) and Stats (at 336) follow its 288-byte PktSrc.
+constexpr size_t kPktSrcSize = 288;
 namespace iosource {
-class PktSrc {
-public:
-	struct Stats {
-		uint64_t received = 0;
-		uint64_t dropped = 0;
-		uint64_t link = 0;
-		uint64_t bytes_received = 0;
-	};
-	virtual ~PktSrc();
-	char base_members[280] = {};
-};
-
-namespace pcap {
-class PcapSource : public PktSrc {
-public:
-	~PcapSource() override;
-	char props_head[44] = {};
-	bool is_live = false;
-	Stats stats;
-	char rest[64] = {};
-};
-}   // namespace pcap
+#include "layout_pktsrc.h"
 
 class Manager {
 public:

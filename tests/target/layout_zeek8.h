@@ -339,35 +339,12 @@ extern double network_time;   // _ZN4zeek9run_state12network_timeE
 }
 
 // The packet source (iosource/Manager.h, PktSrc.h, pcap/Source.h): the
-// I/O manager's pkt_src at 56, a PcapSource with its own Properties
-// (is_live 4 bytes before its Stats) and Stats after its PktSrc (336 bytes
-// in 8.2, 328 in 8.0: Packet's size). The rest of each object is padding
-// here; the vtable is PcapSource's (its key function defined out of line).
+// I/O manager's pkt_src at 56, a PcapSource's Properties and Stats after
+// its PktSrc (336 bytes in 8.2, 328 in 8.0: Packet's size).
 constexpr size_t kPktSrcSize = ZEEK_GEN >= 82 ? 336 : 328;
 constexpr size_t kPcapStatsAt = kPktSrcSize + 48;
 namespace iosource {
-class PktSrc {
-public:
-	struct Stats {
-		uint64_t received = 0;
-		uint64_t dropped = 0;
-		uint64_t link = 0;
-		uint64_t bytes_received = 0;
-	};
-	virtual ~PktSrc();
-	char base_members[kPktSrcSize - 8] = {};
-};
-
-namespace pcap {
-class PcapSource : public PktSrc {
-public:
-	~PcapSource() override;
-	char props_head[44] = {};
-	bool is_live = false;
-	Stats stats;
-	char rest[64] = {};
-};
-}   // namespace pcap
+#include "layout_pktsrc.h"
 
 class Manager {
 public:
