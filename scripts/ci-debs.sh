@@ -62,8 +62,11 @@ version=$(dpkg-deb -f "${debs[0]}" Version)
   fail "zeek-spy-record's package has Depends: $(dpkg-deb -f "${debs[0]}" Depends)"
 for deb in "${debs[@]}"; do
   pkg=$(dpkg-deb -f "$deb" Package)
-  dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright" 2>/dev/null |
-    grep -q '^License: BSD-3-Clause$' || fail "$pkg's package has no copyright file naming its license"
+  # Read whole before grep: grep -q closing the pipe at its match would
+  # kill tar with SIGPIPE when it writes the file in two parts (pipefail).
+  copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright" 2>/dev/null) ||
+    copyright=
+  grep -qx 'License: BSD-3-Clause' <<<"$copyright" || fail "$pkg's package has no copyright file naming its license"
 done
 double=${ZS_DOUBLE:-$top/build/tests/target/zeek-double-8.0}
 if [ ! -x "$double" ]; then
@@ -128,7 +131,8 @@ if command -v go >/dev/null; then
 fi
 try "recording zeek-double-8.0 with the installed zeek-spy-record in the chroot" \
   in_root 'zeek-spy-record -q -r 200 -o chroot.zspy -- "$1" --seconds 2 --quiet >/dev/null
-    zeek-spy-convert -q --no-cache -f summary chroot.zspy | grep -q "HTTP::parse_request"' "$double"
+    zeek-spy-convert -q --no-cache -f summary -o chroot.txt chroot.zspy
+    grep -q "HTTP::parse_request" chroot.txt || { cat chroot.txt; exit 1; }' "$double"
 
 deps=$(dpkg-deb -f "${debs[1]}" Depends)
 echo "ci-debs: $(basename "${debs[0]}") ($(stat -c %s "${debs[0]}") bytes, no Depends) and" \

@@ -113,7 +113,10 @@ refused "zs-gen ptrace (format 7)" "$work/ptrace.zspy"
 "$convert" --no-cache -q -f summary -o ptrace.summary ptrace.zspy
 grep -q "view" ptrace.summary && fail "a ptrace recording's summary names a view"
 "$convert" --no-cache -q -o ptrace.pb.gz ptrace.zspy
-go tool pprof -raw ptrace.pb.gz 2>/dev/null | grep -q "^samples/count\[dflt\] cpu/nanoseconds$" ||
+# grep reads a file, not a pipe: grep -q would close the pipe at its match and
+# pipefail would count go's SIGPIPE as a failure.
+go tool pprof -raw ptrace.pb.gz >ptrace.raw 2>/dev/null
+grep -q "^samples/count\[dflt\] cpu/nanoseconds$" ptrace.raw ||
     fail "a ptrace recording's pprof type is no longer cpu/nanoseconds"
 # Merged with a BPF recording: refused and named, the other one converted.
 status=0
