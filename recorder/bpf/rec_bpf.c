@@ -656,28 +656,35 @@ const char *rec_bpf_due_way(const rec_bpf *b)
 
 const char *rec_bpf_due_run_refused(const rec_bpf *b) { return b->due_run_refused; }
 
-int rec_bpf_due(rec_bpf *b)
+int rec_bpf_due(rec_bpf *b, int *busy)
 {
     int failed = 0;
+    *busy = b->ntargets > 0;
     if (b->due_run) {
         int fd = bpf_program__fd(b->skel->progs.zs_due_run);
         for (size_t i = 0; i < b->ntargets; i++) {
             struct rec_bpf_due_args args = {(uint32_t)b->targets[i].tid, 0};
             LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
-            failed += bpf_prog_test_run_opts(fd, &opts) != 0;
+            int bad = bpf_prog_test_run_opts(fd, &opts) != 0;
+            failed += bad;
+            *busy &= !bad && opts.retval == REC_BPF_DUE_BUSY;
         }
         return failed;
     }
     for (size_t i = 0; i < b->ntargets; i++) {
-        if (!b->targets[i].due)
+        if (!b->targets[i].due) {
+            *busy = 0;
             continue;
-        /* Reading the iterator runs zs_due on the thread; it prints nothing. */
+        }
+        /* Reading the iterator runs zs_due on the thread; it prints its
+         * verdict (a byte when busy). */
         int fd = bpf_iter_create(bpf_link__fd(b->targets[i].due));
         char buf[64];
-        ssize_t got = 0;
+        ssize_t got = 0, printed = 0;
         while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0)
-            ;
+            printed += got;
         failed += fd < 0 || got < 0;
+        *busy &= fd >= 0 && got == 0 && printed == 1 && buf[0] == REC_BPF_DUE_BUSY;
         if (fd >= 0)
             close(fd);
     }

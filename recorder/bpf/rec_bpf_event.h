@@ -30,6 +30,10 @@
 #define REC_BPF_MODEL_FRAME_STACK 1
 #define REC_BPF_MODEL_CALLINFO_FRAME 2
 
+/* A look's verdict (zs_due_run's return value, the byte zs_due prints):
+ * the thread was on its CPU, owing nothing. */
+#define REC_BPF_DUE_BUSY 1
+
 /* zs_due_run's context: the thread to look at. */
 struct rec_bpf_due_args {
     __u32 tid;

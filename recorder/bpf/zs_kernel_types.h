@@ -41,8 +41,12 @@ struct task_struct {
     unsigned long nivcsw; /* involuntary ones */
 } __attribute__((preserve_access_index));
 
-/* A task iterator's context (iter/task, 5.8): the task it visits. */
-struct bpf_iter_meta;
+/* A task iterator's context (iter/task, 5.8): the task it visits, and
+ * the seq_file its reader reads (bpf_seq_write). */
+struct seq_file;
+struct bpf_iter_meta {
+    struct seq_file *seq;
+} __attribute__((preserve_access_index));
 struct bpf_iter__task {
     struct bpf_iter_meta *meta;
     struct task_struct *task;

@@ -606,6 +606,8 @@ static __always_inline int preempted_by_us(struct task_struct *task, __u32 cpu)
     return task->thread_info.cpu == cpu && task->se.exec_start >= self->se.exec_start;
 }
 
+/* A look at task: its off-CPU sample when one is due. Returns
+ * REC_BPF_DUE_BUSY when it was on its CPU, else 0. */
 static __always_inline int due_look(struct task_struct *task)
 {
     rec_bpf_target *t;
@@ -629,7 +631,7 @@ static __always_inline int due_look(struct task_struct *task)
     __u16 how = how_left(task);
     if (task->on_cpu || (how == REC_BPF_F_PREEMPTED && preempted_by_us(task, cpu))) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_ON_CPU], 1);
-        return 0;
+        return REC_BPF_DUE_BUSY;
     }
     if (owed < (__s64)t->period_ns) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU_SHORT], 1);
@@ -669,7 +671,11 @@ SEC("iter.s/task")
 int zs_due(struct bpf_iter__task *ctx)
 {
     struct task_struct *task = ctx->task;
-    return task ? due_look(task) : 0;
+    /* The verdict, to the reader of the iterator: one byte. */
+    char busy = REC_BPF_DUE_BUSY;
+    if (task && due_look(task) == REC_BPF_DUE_BUSY)
+        bpf_seq_write(ctx->meta->seq, &busy, 1);
+    return 0;
 }
 
 /* The look run by BPF_PROG_RUN with the thread's tid (bpf_task_from_pid:
@@ -683,7 +689,7 @@ int zs_due_run(struct rec_bpf_due_args *a)
     struct task_struct *task = bpf_task_from_pid((__s32)a->tid);
     if (!task)
         return 0;
-    due_look(task);
+    int verdict = due_look(task);
     bpf_task_release(task);
-    return 0;
+    return verdict;
 }

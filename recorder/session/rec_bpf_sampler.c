@@ -84,10 +84,12 @@ int rec_bpf_sampler_due_hz(const session *s)
     return rec_bpf_offcpu_mode(s->o->bpf) == REC_BPF_OFFCPU_DUE;
 }
 
-void rec_bpf_sampler_due(session *s)
+int rec_bpf_sampler_due(session *s)
 {
+    int busy = 0;
     if (rec_bpf_sampler_due_hz(s))
-        s->bpf_due_errors += (uint64_t)rec_bpf_due(s->o->bpf);
+        s->bpf_due_errors += (uint64_t)rec_bpf_due(s->o->bpf, &busy);
+    return busy;
 }
 
 int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len)
@@ -178,7 +180,11 @@ int rec_bpf_sampler_due_hz(const session *s)
     return 0;
 }
 
-void rec_bpf_sampler_due(session *s) { (void)s; }
+int rec_bpf_sampler_due(session *s)
+{
+    (void)s;
+    return 0;
+}
 
 int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len)
 {

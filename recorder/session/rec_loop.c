@@ -292,7 +292,7 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
             sl->pinned_cpu = rec_cpu_pinned(sl->target.pid); /* taskset may change it */
         /* BPF: a process that exits sends nothing more; ask /proc (a
          * launched child's exit is collected as a tracee's). */
-        if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid))
+        if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid, sl->exit_fd))
             rec_slot_mark_gone(s, sl);
         if (sl->active && read_load(s, sl, t, now, err))
             return -1;
@@ -350,6 +350,18 @@ static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
     return !last && s->top && rec_top_idle(s->top, now, &s->stats);
 }
 
+/* The ticks from one look to the next (DUE_STRIDE_MAX): doubled after a
+ * look that found every thread on its CPU, back to one otherwise. */
+static unsigned next_stride(unsigned stride, int busy, uint64_t period_ns)
+{
+    if (!busy)
+        return 1;
+    unsigned next = stride * 2 > DUE_STRIDE_MAX ? DUE_STRIDE_MAX : stride * 2;
+    while (next > 1 && next * period_ns > DUE_GAP_MAX_NS)
+        next--;
+    return next;
+}
+
 static int housekeep(session *s, uint64_t now, int last, zs_error *err)
 {
     int out = interrupted(s);
@@ -400,6 +412,7 @@ int rec_loop_run(session *s, zs_error *err)
     if (poll_every > clock.period_ns * (REC_PENDING_SAMPLES / 4))
         poll_every = clock.period_ns * (REC_PENDING_SAMPLES / 4);
     uint64_t next_poll = s->start_ns;
+    unsigned stride = 1;
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
@@ -447,10 +460,12 @@ int rec_loop_run(session *s, zs_error *err)
         if (!s->o->bpf)
             tick(s, now);
         if (offcpu_due)
-            rec_bpf_sampler_due(s);
+            stride = next_stride(stride, rec_bpf_sampler_due(s), clock.period_ns);
         else if (s->o->bpf && rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0) /* the kernel took the samples */
             return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
+        for (unsigned k = 1; k < stride; k++) /* looks thinned out: ticks passed over */
+            rec_clock_advance(&clock, 0);
         /* A late poll loses nothing: the kernel keeps the records, and the
          * off-CPU samples when due credit the time since the last look. */
         if (!s->o->bpf) {

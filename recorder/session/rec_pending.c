@@ -210,7 +210,7 @@ static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_u
     int rc = 0;
     if (p->failed) {
         /* A read of a process that is gone fails; its exit comes next. */
-        if (!sl->gone && !rec_target_alive(sl->target.pid))
+        if (!sl->gone && !rec_target_alive(sl->target.pid, sl->exit_fd))
             rec_slot_mark_gone(s, sl);
     } else if (p->unwound) {
         unsigned marks = 0;

@@ -62,6 +62,15 @@ enum {
     /* A poll gives way to housekeeping (the second's cut) and the stop
      * signals after this long, records left or not. */
     BPF_POLL_BUDGET_NS = 100000000,
+    /* Looks at a thread found on its CPU, owing nothing, thin out: each
+     * such look doubles the ticks to the next (up to this many, and no
+     * further apart than DUE_GAP_MAX_NS); a look that finds it away goes
+     * back to every tick. The time away is paid all the same (the next
+     * look away credits it), in as many samples while zeek waits, fewer
+     * while it runs: a busy worker wakes the recorder 4-5 times a second
+     * at 19 Hz, not 19. */
+    DUE_STRIDE_MAX = 8,
+    DUE_GAP_MAX_NS = 250000000,
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
@@ -119,6 +128,7 @@ typedef struct slot {
     late_sample late[REC_UNWINDS_OUT];
     unsigned late_head, nlate;
     rec_cpu cpu;
+    int exit_fd;         /* readable once it exits (rec_target_exit_fd); -1: none */
     int active;
     int gone;            /* exited: its last samples, its exit and its slot to see to */
     int refused;         /* not a usable zeek (one of several -p) */
@@ -254,9 +264,10 @@ void rec_report_losses(const struct session *s, const slot *sl, char *buf, size_
 int rec_bpf_sampler_add(struct session *s, slot *sl, int with_stack, zs_error *err);
 void rec_bpf_sampler_remove(struct session *s, slot *sl);
 /* Whether the loop must tick at the rate on the wall clock for the
- * off-CPU samples (the kernel side takes them when due), and that tick. */
+ * off-CPU samples (the kernel side takes them when due), and that tick:
+ * 1 when every thread looked at was on its CPU. */
 int rec_bpf_sampler_due_hz(const struct session *s);
-void rec_bpf_sampler_due(struct session *s);
+int rec_bpf_sampler_due(struct session *s);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read; else for the summary line 1 when reads
  * failed or records were lost (worth saying without -v), 0 when not. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/rec_clock.h"
 #include "base/rec_constants.h"
@@ -22,6 +23,7 @@ slot *rec_slot_new(session *s, zs_error *err)
         return NULL;
     }
     sl->cpu.stat_fd = -1;
+    sl->exit_fd = -1;
     s->slots[s->nslots++] = sl;
     return sl;
 }
@@ -37,6 +39,8 @@ void rec_slot_free(slot *sl)
     for (unsigned k = 0; k < REC_UNWINDS_OUT; k++) /* answers that never came */
         free(sl->late[k].p.frames);
     rec_cpu_close(&sl->cpu);
+    if (sl->exit_fd >= 0)
+        close(sl->exit_fd);
     rec_load_free(&sl->load);
     free(sl);
 }
@@ -152,6 +156,8 @@ int rec_slot_activate(session *s, slot *sl, zs_error *err)
     if (s->o->bpf ? prepare_bpf(s, sl, err) : prepare_ptrace(s, sl, err))
         return -1;
     rec_cpu_open(&sl->cpu, sl->target.pid);
+    if (sl->exit_fd < 0)
+        sl->exit_fd = rec_target_exit_fd(sl->target.pid);
     sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
     sl->active = 1;
     s->active++;

@@ -5,6 +5,7 @@
 #include "zs_grow.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 #define SCAN_EVERY_NS 60000000000ULL
 #define SCAN_SOON_NS 10000000000ULL
 enum { MAX_PACKET_SOCKETS = 256 };
+/* /proc/net/packet's lines are about 90 bytes: room for MAX_PACKET_SOCKETS. */
+#define PACKET_TEXT_BYTES (32 * 1024)
 
 void rec_load_init(rec_load_reader *r, pid_t pid, const zs_layout *layout, rec_load_globals g)
 {
@@ -28,12 +31,18 @@ void rec_load_init(rec_load_reader *r, pid_t pid, const zs_layout *layout, rec_l
     r->pcap_vtable = g.pcap_vtable;
     r->af_packet_vtable = g.af_packet_vtable;
     r->network_time = g.network_time;
+    r->packet_fd = -1;
 }
 
 void rec_load_free(rec_load_reader *r)
 {
     free(r->inodes);
+    free(r->packet_text);
+    if (r->packet_fd >= 0)
+        close(r->packet_fd);
     r->inodes = NULL;
+    r->packet_text = NULL;
+    r->packet_fd = -1;
     r->ninodes = r->inodes_cap = 0;
 }
 
@@ -73,19 +82,38 @@ static int own_socket(const rec_load_reader *r, uint64_t ino)
     return 0;
 }
 
+/* The text of the process's network namespace's /proc/net/packet, from
+ * the descriptor kept open (a seq_file reads afresh from offset 0), NULL
+ * when it cannot be read. Opened again after a failed read. */
+static const char *packet_table(rec_load_reader *r)
+{
+    if (!r->packet_text && !(r->packet_text = malloc(PACKET_TEXT_BYTES)))
+        return NULL;
+    if (r->packet_fd < 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/net/packet", (int)r->pid);
+        if ((r->packet_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            return NULL;
+    }
+    ssize_t got = pread(r->packet_fd, r->packet_text, PACKET_TEXT_BYTES - 1, 0);
+    if (got < 0) {
+        close(r->packet_fd);
+        r->packet_fd = -1;
+        return NULL;
+    }
+    r->packet_text[got] = '\0';
+    return r->packet_text;
+}
+
 /* The receive queues of the process's packet sockets, from its network
  * namespace's /proc/net/packet ("sk RefCnt Type Proto Iface R Rmem User
  * Inode"); 0 when it has none there. */
 static int packet_queue(rec_load_reader *r, uint64_t now_ns, uint64_t *bytes)
 {
-    char path[64], line[256];
     uint64_t inode[MAX_PACKET_SOCKETS], rmem[MAX_PACKET_SOCKETS];
     size_t n = 0;
-    snprintf(path, sizeof path, "/proc/%d/net/packet", (int)r->pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof line, f) && n < MAX_PACKET_SOCKETS) {
+    const char *text = packet_table(r);
+    for (const char *line = text; line && *line && n < MAX_PACKET_SOCKETS;) {
         unsigned long long sk, queued, ino;
         unsigned refs, type, proto, iface, running, user;
         if (sscanf(line, "%llx %u %u %x %u %u %llu %u %llu", &sk, &refs, &type, &proto, &iface,
@@ -93,8 +121,9 @@ static int packet_queue(rec_load_reader *r, uint64_t now_ns, uint64_t *bytes)
             inode[n] = ino;
             rmem[n++] = queued;
         }
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
     }
-    fclose(f);
     if (!n)
         return 0;
     if (now_ns >= r->next_scan_ns)
@@ -184,6 +213,8 @@ void rec_load_read(rec_load_reader *r, uint64_t now_ns, uint64_t wall_ns, zs_loa
 {
     out->what = 0;
     read_source(r, wall_ns, out, nt);
-    if (packet_queue(r, now_ns, &out->queue))
+    /* A zeek reading a trace has no queue in front of it. */
+    int trace = (out->what & ZS_LOAD_COUNTERS) && !(out->what & ZS_LOAD_LIVE);
+    if (!trace && packet_queue(r, now_ns, &out->queue))
         out->what |= ZS_LOAD_QUEUE;
 }

@@ -25,6 +25,8 @@ typedef struct rec_load_reader {
     uint64_t *inodes;            /* the process's sockets, as last scanned */
     size_t ninodes, inodes_cap;
     uint64_t next_scan_ns;
+    int packet_fd;               /* /proc/PID/net/packet, kept open: one pread a second; -1 */
+    char *packet_text;           /* what it last read */
 } rec_load_reader;
 
 /* Addresses in the process (0: none), the layout's offsets. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -283,8 +284,24 @@ static int choose_layout(rec_target *t, const rec_layout_choice *choice,
                    dwarf_err.code ? dwarf_err.detail : "no usable debug info");
 }
 
-int rec_target_alive(pid_t pid)
+int rec_target_exit_fd(pid_t pid)
 {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+int rec_target_alive(pid_t pid, int exit_fd)
+{
+    if (exit_fd >= 0) {
+        struct pollfd p = {.fd = exit_fd, .events = POLLIN};
+        int ready = poll(&p, 1, 0);
+        if (ready >= 0)
+            return ready == 0;
+    }
     char path[64], buf[512];
     /* The main thread's stat has the same state, without the process's
      * stat's sums over every thread (zeek has dozens): once a second for

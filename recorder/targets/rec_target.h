@@ -62,7 +62,12 @@ int rec_target_check(const rec_target *t, const rec_target_inspector *how, zs_er
 
 const char *rec_layout_source_name(rec_layout_source s);
 
-/* 0 once the process has exited (gone, or a zombie not yet reaped). */
-int rec_target_alive(pid_t pid);
+/* A descriptor that becomes readable when process pid exits (a pidfd,
+ * Linux 5.3 on), or -1 where there is none. The caller closes it. */
+int rec_target_exit_fd(pid_t pid);
+
+/* 0 once the process has exited (gone, or a zombie not yet reaped): a poll
+ * of exit_fd (rec_target_exit_fd) when it is one, else a read of /proc. */
+int rec_target_alive(pid_t pid, int exit_fd);
 
 #endif

@@ -164,7 +164,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while (!stop && (now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds &&
-             rec_target_alive(d.pid));
+             rec_target_alive(d.pid, -1));
     /* Sampling stops before the last poll, so that the counters below
      * count exactly the records printed. */
     uint64_t cpu_ns;
