@@ -55,7 +55,9 @@ enum { REC_NATIVE_TRUNCATED = 1, REC_NATIVE_ON_FIBER = 2 };
 typedef struct rec_native rec_native;
 
 /* Starts pid's unwinder and sends it pid's modules. rate_hz: the samples
- * a second it is to expect (sets how long it lets them queue up). */
+ * a second it is to expect, each sent as it is taken (sets how long it
+ * lets them queue up); 0 when they come batched (the BPF sampler's polls):
+ * it then waits for the next message only, one wake-up a batch. */
 rec_native *rec_native_new(pid_t pid, unsigned rate_hz, zs_error *err);
 unsigned rec_native_batch_ms(unsigned rate_hz);
 /* A launched zeek's loader maps its libraries after the unwinder has read

@@ -11,8 +11,10 @@
 
 struct rec_symbol_table {
     Dwfl_Module *mod;
-    rec_symbol *v; /* sorted by rec_symbol_order */
+    rec_symbol *v; /* sized symbols, sorted by rec_symbol_order; then the sizeless */
     size_t n;
+    rec_symbol *labels; /* sizeless code symbols (in v's block), each ending at the next symbol */
+    size_t nlabels;
     char *arena;   /* the shown names that are no table's string */
 };
 
@@ -22,18 +24,48 @@ static int bind_of(const GElf_Sym *sym)
     return bind == STB_GLOBAL ? REC_SYMBOL_GLOBAL : bind == STB_WEAK ? REC_SYMBOL_WEAK : REC_SYMBOL_LOCAL;
 }
 
-/* The code symbols of mod with a size, sorted by start and, at one start,
- * best alias first, each with its shown name (rec_symbol_names.h). -1 when
- * out of memory. */
+/* The end of the executable section shndx of elf, in the process (bias
+ * added); 0 when it is none. */
+static uint64_t code_section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias)
+{
+    GElf_Shdr mem, *sh = elf ? gelf_getshdr(elf_getscn(elf, shndx), &mem) : NULL;
+    return sh && (sh->sh_flags & SHF_EXECINSTR) ? sh->sh_addr + sh->sh_size + bias : 0;
+}
+
+/* A sizeless symbol (an assembler label) runs to the next symbol, within
+ * its section: labels' ends, from the sorted sized symbols and labels. */
+static void end_labels(rec_symbol_table *t)
+{
+    for (size_t i = 0; i < t->nlabels; i++) {
+        rec_symbol *l = &t->labels[i];
+        size_t after = zs_upper_bound(t->v, t->n, sizeof *t->v, offsetof(rec_symbol, start), l->start);
+        if (after < t->n && t->v[after].start < l->end)
+            l->end = t->v[after].start;
+        for (size_t j = i + 1; j < t->nlabels; j++)
+            if (t->labels[j].start > l->start) {
+                if (t->labels[j].start < l->end)
+                    l->end = t->labels[j].start;
+                break;
+            }
+    }
+}
+
+/* The code symbols of mod, sorted by start and, at one start, best alias
+ * first, each with its shown name (rec_symbol_names.h): those with a size,
+ * and apart the sizeless ones in code (labels of hand-written assembly),
+ * which libdwfl's lookup would otherwise have to find by reading the whole
+ * table again for every PC no sized symbol covers. -1 when out of memory. */
 static int load(rec_symbol_table *t, Dwfl_Module *mod)
 {
-    *t = (rec_symbol_table){mod, NULL, 0, NULL};
+    *t = (rec_symbol_table){mod, NULL, 0, NULL, 0, NULL};
     int count = dwfl_module_getsymtab(mod);
     if (count <= 0)
         return 0;
     t->v = malloc((size_t)count * sizeof *t->v);
     if (!t->v)
         return -1;
+    /* Sized ones from the front, labels from the back. */
+    size_t back = (size_t)count;
     rec_symver versions = {0};
     for (int i = 1; i < count; i++) { /* symbol 0 is the null symbol */
         GElf_Sym sym;
@@ -43,20 +75,30 @@ static int load(rec_symbol_table *t, Dwfl_Module *mod)
         Dwarf_Addr bias;
         const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias);
         int type = GELF_ST_TYPE(sym.st_info), hidden;
-        if (!name || !*name || sym.st_size == 0 || shndx == SHN_UNDEF ||
+        if (!name || !*name || shndx == SHN_UNDEF ||
             (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
             continue;
+        uint64_t end = addr + sym.st_size;
+        if (sym.st_size == 0 && ((end = code_section_end(elf, shndx, bias)) <= addr))
+            continue;
         const char *version = rec_symver_of(&versions, elf, i, name, &sym, &hidden);
-        t->v[t->n++] = rec_symbol_make(addr, addr + sym.st_size, name, bind_of(&sym), version, hidden);
+        rec_symbol made = rec_symbol_make(addr, end, name, bind_of(&sym), version, hidden);
+        t->v[sym.st_size ? t->n++ : --back] = made;
     }
     rec_symver_free(&versions);
-    /* A total order: which alias names a function does not depend on the
-     * table's order, nor on qsort's among equals. */
+    t->labels = t->v + back;
+    t->nlabels = (size_t)count - back;
+    /* Shown names settled over both (a label's name is a function's too),
+     * then a total order: which alias names a function does not depend on
+     * the table's order, nor on qsort's among equals. */
+    memmove(t->v + t->n, t->labels, t->nlabels * sizeof *t->v);
+    t->labels = t->v + t->n;
     qsort(t->v, t->n, sizeof *t->v, rec_symbol_order);
-    if (rec_symbol_names_settle(t->v, t->n, &t->arena)) {
+    qsort(t->labels, t->nlabels, sizeof *t->v, rec_symbol_order);
+    end_labels(t);
+    if (rec_symbol_names_settle(t->v, t->n + t->nlabels, &t->arena)) {
         free(t->v);
-        t->v = NULL;
-        t->n = 0;
+        *t = (rec_symbol_table){mod, NULL, 0, NULL, 0, NULL};
         return -1;
     }
     return 0;
@@ -73,11 +115,16 @@ static rec_symbol_table *table_of(rec_symbols *s, Dwfl_Module *mod)
 }
 
 /* The index of the first symbol at v[i]'s start, in alias order. */
-static size_t run_start(const rec_symbol_table *t, size_t i)
+static size_t run_start_of(const rec_symbol *v, size_t i)
 {
-    while (i > 0 && t->v[i - 1].start == t->v[i].start)
+    while (i > 0 && v[i - 1].start == v[i].start)
         i--;
     return i;
+}
+
+static size_t run_start(const rec_symbol_table *t, size_t i)
+{
+    return run_start_of(t->v, i);
 }
 
 /* Of the symbols starting where v[first] does (first a run's start), the
@@ -90,15 +137,34 @@ static size_t covering(const rec_symbol_table *t, size_t first, uint64_t pc)
     return SIZE_MAX;
 }
 
+/* The label covering pc (no sized symbol does), or NULL. */
+static const rec_symbol *label_at(const rec_symbol_table *t, uint64_t pc)
+{
+    size_t at = zs_upper_bound(t->labels, t->nlabels, sizeof *t->labels, offsetof(rec_symbol, start), pc);
+    if (at == 0)
+        return NULL;
+    at = run_start_of(t->labels, at - 1);
+    return pc < t->labels[at].end ? &t->labels[at] : NULL;
+}
+
+static const char *found(const rec_symbol *sym, uint64_t *start)
+{
+    if (!sym)
+        return NULL;
+    if (start)
+        *start = sym->start;
+    return sym->shown;
+}
+
 const char *rec_symbols_find(rec_symbols *s, Dwfl_Module *mod, uint64_t pc, uint64_t *start)
 {
     rec_symbol_table *t = table_of(s, mod);
-    if (!t || !t->n)
+    if (!t)
         return NULL;
     /* The last symbol starting at or below pc. */
     size_t lo = zs_upper_bound(t->v, t->n, sizeof *t->v, offsetof(rec_symbol, start), pc);
     if (lo == 0)
-        return NULL;
+        return found(label_at(t, pc), start);
     /* The symbols starting nearest below pc; else an earlier, larger one
      * covering it (a few runs back at most). */
     size_t first = run_start(t, lo - 1), at = covering(t, first, pc);
@@ -106,11 +172,7 @@ const char *rec_symbols_find(rec_symbols *s, Dwfl_Module *mod, uint64_t pc, uint
         first = run_start(t, first - 1);
         at = covering(t, first, pc);
     }
-    if (at == SIZE_MAX)
-        return NULL;
-    if (start)
-        *start = t->v[at].start;
-    return t->v[at].shown;
+    return found(at == SIZE_MAX ? label_at(t, pc) : &t->v[at], start);
 }
 
 const char *rec_symbols_name(rec_symbols *s, Dwfl_Module *mod, uint64_t pc)

@@ -22,11 +22,11 @@ typedef struct rec_symbols {
 
 /* The name of the symbol of mod that covers pc (a sized one starting
  * nearest below pc; of several there, the alias rec_symbol_order puts
- * first), as rec_symbol_names.h shows it, or NULL when none does or out of
- * memory (the caller then asks libdwfl, which also knows sizeless
- * symbols). *start (if start is not NULL): where that symbol starts, the
- * function's identity whatever it is called. The name lives as long as
- * mod's table (until rec_symbols_clear). */
+ * first; where none is, a sizeless one in code, up to the next symbol or
+ * its section's end), as rec_symbol_names.h shows it, or NULL when none
+ * does or out of memory. *start (if start is not NULL): where that symbol
+ * starts, the function's identity whatever it is called. The name lives
+ * as long as mod's table (until rec_symbols_clear). */
 const char *rec_symbols_find(rec_symbols *s, Dwfl_Module *mod, uint64_t pc, uint64_t *start);
 
 /* rec_symbols_find without the start. */

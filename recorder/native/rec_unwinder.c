@@ -265,11 +265,9 @@ static char *name_of(unwinder *u, uint64_t pc, int *unnamed)
     *unnamed = 0;
     if (!mod) /* one name for all of them: anonymous code does not aggregate */
         return strdup("[unknown]");
-    GElf_Off off;
-    GElf_Sym sym;
+    /* Not libdwfl's lookup: it reads the module's whole table for each PC
+     * no symbol covers (stripped libraries' own functions). */
     const char *name = rec_symbols_name(&u->symbols, mod, pc);
-    if (!name) /* a sizeless symbol, perhaps: libdwfl's scan of the table knows them */
-        name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
     if (name)
         return strndup(name, UW_MAX_NAME - 1);
     const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);

@@ -325,7 +325,7 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
  * 1 when --top was told to quit. */
 static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
 {
-    int cut = last || now >= s->next_second;
+    int cut = last || now + s->cut_ride_ns >= s->next_second;
     /* A killed recorder loses at most what came after the last cut: an
      * unwind later than REC_UNWIND_LATE_NS does not hold its sample back
      * past one. */
@@ -399,6 +399,7 @@ int rec_loop_run(session *s, zs_error *err)
     s->period_ns = clock.period_ns;
     uint64_t end = s->o->duration_s > 0 ? s->start_ns + (uint64_t)(s->o->duration_s * 1e9) : 0;
     s->next_second = s->start_ns + 1000000000ULL;
+    s->cut_ride_ns = offcpu_due ? CUT_RIDE_NS : 0;
     s->next_stats = s->start_ns + (uint64_t)(s->o->stats_interval_s * 1e9);
 
     /* Half a ring of samples is the longest housekeeping may be put off. */
@@ -430,7 +431,7 @@ int rec_loop_run(session *s, zs_error *err)
                 held = 0;
             }
         }
-        if (!held || now >= due || (offcpu_due && now >= s->next_second)) {
+        if (!held || now >= due || (offcpu_due && now + s->cut_ride_ns >= s->next_second)) {
             int rc = housekeep(s, now, 0, err);
             if (rc < 0)
                 return -1;

@@ -71,6 +71,10 @@ enum {
      * at 19 Hz, not 19. */
     DUE_STRIDE_MAX = 8,
     DUE_GAP_MAX_NS = 250000000,
+    /* ... and the second's cut rides on a look up to this long before it
+     * (a second's records then span 0.75-1 s): a busy worker's recorder
+     * wakes for the looks alone. */
+    CUT_RIDE_NS = DUE_GAP_MAX_NS,
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
@@ -180,6 +184,7 @@ typedef struct session {
      * a stop that came meanwhile waited for it (rec_stats' elsewhere). */
     uint64_t elsewhere_ns;
     uint64_t next_second, next_stats; /* housekeeping's clock */
+    uint64_t cut_ride_ns; /* the second's cut is taken at a wake-up this much before it */
     uint64_t housekept_ns;            /* when it last ran */
     /* Counters already written as events (the totals are in stats). */
     uint64_t skipped_written, torn_written, deep_written, failed_written, credited_written,

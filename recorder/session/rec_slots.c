@@ -113,7 +113,9 @@ static void start_native(session *s, slot *sl)
     }
     zs_error why = {0};
     uint64_t begin = rec_now_ns();
-    if (!(sl->native = rec_native_new(sl->target.pid, s->o->rate_hz, &why)))
+    /* The BPF sampler's records come a poll's worth at a time. */
+    unsigned one_by_one_hz = s->o->bpf ? 0 : (unsigned)s->o->rate_hz;
+    if (!(sl->native = rec_native_new(sl->target.pid, one_by_one_hz, &why)))
         rec_say(s, "warning: pid %d: no native frames: %s", (int)sl->target.pid, why.detail);
     /* NULL (nothing to do) unless the layout and the executable know ZAM. */
     if (sl->native)

@@ -211,6 +211,27 @@ static void name_live(const Dwfl_Callbacks *cb, const uint64_t *pcs, size_t n, c
     dwfl_end(dwfl);
 }
 
+/* An assembler label: a code symbol without a size. */
+__asm__(".text\n"
+        ".globl zs_test_label\n"
+        ".type zs_test_label, @function\n"
+        "zs_test_label:\n"
+        "  nop\n  nop\n  nop\n  ret\n");
+void zs_test_label(void);
+
+/* A PC no sized symbol covers is named by the label before it, without
+ * libdwfl's scan of the whole table. */
+static void test_label(void)
+{
+    uint64_t pc = (uint64_t)(uintptr_t)&zs_test_label + 2;
+    char *name = NULL;
+    int symbols;
+    name_live(&with_debug, &pc, 1, &name, &symbols);
+    printf("label: %s\n", name);
+    CHECK(name && !strcmp(name, "zs_test_label"));
+    free(name);
+}
+
 static void test_live(void)
 {
     /* libc's own definitions: under ASan, RTLD_DEFAULT finds its
@@ -256,5 +277,6 @@ int main(void)
     test_aliases();
     test_shared_names();
     test_live();
+    test_label();
     CHECK_MAIN_END;
 }
