@@ -288,8 +288,8 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
         return -1;
     for (size_t i = 0; i < s->nslots; i++) {
         slot *sl = s->slots[i];
-        if (sl->active)
-            sl->pinned_cpu = rec_cpu_pinned(sl->target.pid); /* taskset may change it */
+        if (sl->active && !s->o->bpf) /* where ptrace follows it; taskset may change it */
+            sl->pinned_cpu = rec_cpu_pinned(sl->target.pid);
         /* BPF: a process that exits sends nothing more; ask /proc (a
          * launched child's exit is collected as a tracee's). */
         if (sl->active && s->o->bpf && !s->o->command && !rec_target_alive(sl->target.pid, sl->exit_fd))
