@@ -22,7 +22,7 @@ typedef struct rec_bpf rec_bpf;
 /* How off-CPU samples are taken. */
 typedef enum rec_bpf_offcpu {
     REC_BPF_OFFCPU_NONE,   /* not at all (--cpu-only) */
-    REC_BPF_OFFCPU_DUE,    /* when due: user space runs zs_due at each tick of the wall clock (6.1+) */
+    REC_BPF_OFFCPU_DUE,    /* when due: user space runs zs_due at the wall clock's ticks (6.1+) */
     REC_BPF_OFFCPU_SWITCH, /* at each switch of the host: zs_switch (the default) */
 } rec_bpf_offcpu;
 

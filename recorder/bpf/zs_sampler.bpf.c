@@ -586,7 +586,8 @@ int BPF_PROG(zs_switch, bool preempt, struct task_struct *prev, struct task_stru
 }
 
 /* Off-CPU samples when due (6.1 on; zs_switch before): user space runs
- * this for each target thread at each tick of the wall clock (jittered),
+ * this for each target thread at the wall clock's ticks (jittered; fewer
+ * while the looks find the thread on its CPU: rec_loop.c),
  * on its own CPU; nothing runs at anyone's switches. A look that finds the
  * thread away from its CPU stands for the wall time since the last look (a
  * late look loses nothing), paid in samples of the stack it waits in; one

@@ -54,8 +54,8 @@ enum {
     SPIN_BACKOFF_TICKS = 16,
     RELEASE_NS = 1000000000,      /* to leave every target running untraced */
     BPF_POLL_HZ = 20,             /* --sampler bpf: how often the ring buffer is read */
-    /* Off-CPU samples when due: the loop wakes at the rate for the looks
-     * alone; the records, their unwinds and the writing go together, this
+    /* Off-CPU samples when due: the loop wakes for the looks alone (at
+     * the rate, fewer at a busy thread); the records, their unwinds and the writing go together, this
      * often (each wake-up that carries them costs more than the samples'
      * own work at low rates: docs/performance.md, "The always-on cost"). */
     BPF_DUE_POLL_NS = 200000000,
