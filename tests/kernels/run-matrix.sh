@@ -56,15 +56,24 @@ for suite in "${suites[@]}"; do
     # more); two vCPUs, one host thread each (thread=multi), so the recorder
     # and its target run side by side as on a host. panic=-1 and -no-reboot:
     # a panic ends qemu at once instead of hanging until the timeout.
-    set +e
-    nice -n 10 timeout --kill-after=10 "$limit" qemu-system-x86_64 \
-      -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
-      -nographic -no-reboot \
-      -kernel "$dir/vmlinuz" -initrd "$out/initrd.gz" \
-      -append "console=ttyS0 quiet panic=-1 zs.rate=$rate zs.secs=$secs${ZS_MATRIX_ONLY:+ zs.only=$ZS_MATRIX_ONLY}" \
-      </dev/null >"$out/$suite/console.log" 2>&1
-    qemu_rc=$?
-    set -e
+    # A kernel that dies before it runs the initramfs's init (TCG's
+    # emulation of two vCPUs patching kernel text at boot: an int3 oops in
+    # the scheduler's clock, seen once in a dozen boots of 6.12) ran none of
+    # our code: booted once more, and said so.
+    for boot in 1 2; do
+      set +e
+      nice -n 10 timeout --kill-after=10 "$limit" qemu-system-x86_64 \
+        -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
+        -nographic -no-reboot \
+        -kernel "$dir/vmlinuz" -initrd "$out/initrd.gz" \
+        -append "console=ttyS0 quiet panic=-1 zs.rate=$rate zs.secs=$secs${ZS_MATRIX_ONLY:+ zs.only=$ZS_MATRIX_ONLY}" \
+        </dev/null >"$out/$suite/console.log" 2>&1
+      qemu_rc=$?
+      set -e
+      grep -q 'ZS-GUEST kernel ' "$out/$suite/console.log" && break
+      [ $boot = 1 ] && echo "  note: the guest's kernel died before its init ran (a boot fault under TCG): booting again" &&
+        grep -m 3 -E 'Oops|Kernel panic' "$out/$suite/console.log" | sed 's/^/    /'
+    done
     [ $qemu_rc -eq 124 ] && echo "  FAIL guest: no power-off within $limit s (ZS_MATRIX_TIMEOUT)"
     # The checks' verdict is the host checker's: it reads the guest's
     # lines and recordings from the console log.
