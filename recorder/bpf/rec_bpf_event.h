@@ -31,7 +31,7 @@
 #define REC_BPF_MODEL_CALLINFO_FRAME 2
 
 /* A look's verdict (zs_due_run's return value, the byte zs_due prints):
- * the thread was on its CPU, owing nothing. */
+ * the thread was on its CPU, owing less than a period of time away. */
 #define REC_BPF_DUE_BUSY 1
 
 /* zs_due_run's context: the thread to look at. */

@@ -608,7 +608,8 @@ static __always_inline int preempted_by_us(struct task_struct *task, __u32 cpu)
 }
 
 /* A look at task: its off-CPU sample when one is due. Returns
- * REC_BPF_DUE_BUSY when it was on its CPU, else 0. */
+ * REC_BPF_DUE_BUSY when it was on its CPU owing less than a period of time
+ * away, else 0. */
 static __always_inline int due_look(struct task_struct *task)
 {
     rec_bpf_target *t;
@@ -632,7 +633,10 @@ static __always_inline int due_look(struct task_struct *task)
     __u16 how = how_left(task);
     if (task->on_cpu || (how == REC_BPF_F_PREEMPTED && preempted_by_us(task, cpu))) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_ON_CPU], 1);
-        return REC_BPF_DUE_BUSY;
+        /* Time away still to pay is paid soonest by looks at every tick:
+         * at the next one away, more likely in the function it was spent
+         * in. */
+        return owed < (__s64)t->period_ns ? REC_BPF_DUE_BUSY : 0;
     }
     if (owed < (__s64)t->period_ns) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU_SHORT], 1);
