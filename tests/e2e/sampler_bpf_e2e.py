@@ -176,23 +176,6 @@ def test_attach(env):
     if target.wait(timeout=30) != 0:
         fail("target failed after being recorded")
     e2e.check_profile(env, rec, truth, 5000, retryable=True, recorder_stderr=r.stderr)
-    check_looks_thinned(r.stderr, 6)
-
-
-DUE_ON_CPU = re.compile(r"due off-CPU samples: (\d+) found the thread on its CPU")
-
-
-def check_looks_thinned(err, seconds):
-    """Off-CPU when due: the looks that find the (mostly busy) double on its
-    CPU thin out (up to 8 ticks apart), so they are far fewer than the
-    ticks; at every tick they were most of them."""
-    m = DUE_ON_CPU.search(err)
-    if not m:
-        return  # off-CPU at each switch: no looks
-    on_cpu, ticks = int(m.group(1)), RATE_HZ * seconds
-    if on_cpu > ticks / 4:
-        fail("%d of %d ticks' looks found the thread on its CPU: the looks did not thin out" % (on_cpu, ticks))
-    print("  %d looks found the thread on its CPU, of %d ticks" % (on_cpu, ticks))
 
 
 def test_compare(env):
