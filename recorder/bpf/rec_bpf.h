@@ -69,7 +69,8 @@ const char *rec_bpf_due_run_refused(const rec_bpf *b);
 /* REC_BPF_OFFCPU_DUE: an off-CPU sample of each target thread that is
  * away from its CPU now (zs_due), into the ring; one call a tick of the
  * wall clock. Returns how many threads could not be looked at; *busy: 1
- * when every thread looked at was on its CPU. */
+ * when every thread looked at was on its CPU, owing less than a period of
+ * time away (REC_BPF_DUE_BUSY). */
 int rec_bpf_due(rec_bpf *b, int *busy);
 
 /* Stops sampling tid (its perf event closed, its map entries gone).

@@ -351,7 +351,8 @@ static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
 }
 
 /* The ticks from one look to the next (DUE_STRIDE_MAX): doubled after a
- * look that found every thread on its CPU, back to one otherwise. */
+ * look that found every thread on its CPU owing less than a period of time
+ * away, back to one otherwise. */
 static unsigned next_stride(unsigned stride, int busy, uint64_t period_ns)
 {
     if (!busy)
@@ -389,8 +390,8 @@ int rec_loop_run(session *s, zs_error *err)
      * pay the same time in fewer, heavier samples: the off-CPU shares then
      * vary more than the samples' count says (tried at 20 a second: the
      * doubles' idle share 3.4 points off their truth at 1000 Hz). Only the
-     * looks at a thread found on its CPU thin out (next_stride): while it
-     * runs there is little time away to pay. */
+     * looks at a thread found on its CPU with little time away to pay thin
+     * out (next_stride). */
     int offcpu_due = s->o->bpf && rec_bpf_sampler_due_hz(s);
     if (s->o->bpf && !offcpu_due) {
         double fill = s->o->rate_hz / (REC_PENDING_SAMPLES / 4);

@@ -62,13 +62,12 @@ enum {
     /* A poll gives way to housekeeping (the second's cut) and the stop
      * signals after this long, records left or not. */
     BPF_POLL_BUDGET_NS = 100000000,
-    /* Looks at a thread found on its CPU, owing nothing, thin out: each
-     * such look doubles the ticks to the next (up to this many, and no
-     * further apart than DUE_GAP_MAX_NS); a look that finds it away goes
-     * back to every tick. The time away is paid all the same (the next
-     * look away credits it), in as many samples while zeek waits, fewer
-     * while it runs: a busy worker wakes the recorder 4-5 times a second
-     * at 19 Hz, not 19. */
+    /* Looks at a thread found on its CPU, owing less than a period of time
+     * away, thin out: each such look doubles the ticks to the next (up to
+     * this many, and no further apart than DUE_GAP_MAX_NS); a look that
+     * finds it away, or owing more, goes back to every tick. The time away
+     * is paid all the same (the next look away credits it): a real worker
+     * kept busy is looked at 14 times a second at 19 Hz, not 19. */
     DUE_STRIDE_MAX = 8,
     DUE_GAP_MAX_NS = 250000000,
     /* ... and the second's cut rides on a look up to this long before it
@@ -270,7 +269,7 @@ int rec_bpf_sampler_add(struct session *s, slot *sl, int with_stack, zs_error *e
 void rec_bpf_sampler_remove(struct session *s, slot *sl);
 /* Whether the loop must tick at the rate on the wall clock for the
  * off-CPU samples (the kernel side takes them when due), and that tick:
- * 1 when every thread looked at was on its CPU. */
+ * 1 when every thread looked at was on its CPU (rec_bpf_due's busy). */
 int rec_bpf_sampler_due_hz(const struct session *s);
 int rec_bpf_sampler_due(struct session *s);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
