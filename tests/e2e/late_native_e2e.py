@@ -66,6 +66,11 @@ def main():
         e2e.fail("recorder exited %d" % recorder.returncode)
     followed = re.search(r"native frames: (\d+) samples written before their unwinds came back", err)
     failed = re.search(r"(\d+) unwinds failed", err)
+    # Unwinds that did not match the script frames are kept as script frames
+    # and the native leaf, and counted apart (e2e.native judges them): this
+    # test is about the late ones. Under the sanitizers, with the tests
+    # beside it starting cold, 17 of 1,977 did not match once (3-6 alone).
+    unmatched = re.search(r"(\d+) did not match the script frames", err)
     if not followed or not failed:
         e2e.fail("the report does not say how many samples' native frames followed them")
     if int(followed.group(1)) < RATE * STOPPED_S / 2:
@@ -79,7 +84,7 @@ def main():
         stack, _, count = line.rpartition(" ")
         total += int(count)
         without += 0 if stack.startswith("_start;") else int(count)
-    allowed = int(failed.group(1)) + total // 100
+    allowed = int(failed.group(1)) + (int(unmatched.group(1)) if unmatched else 0) + total // 100
     print("  %s: %d samples, %d without native frames (allowed %d); %s followed their samples"
           % (sampler, total, without, allowed, followed.group(1)))
     if total < RATE * 3 or without > allowed:
