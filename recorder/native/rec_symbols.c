@@ -115,16 +115,11 @@ static rec_symbol_table *table_of(rec_symbols *s, Dwfl_Module *mod)
 }
 
 /* The index of the first symbol at v[i]'s start, in alias order. */
-static size_t run_start_of(const rec_symbol *v, size_t i)
+static size_t run_start(const rec_symbol *v, size_t i)
 {
     while (i > 0 && v[i - 1].start == v[i].start)
         i--;
     return i;
-}
-
-static size_t run_start(const rec_symbol_table *t, size_t i)
-{
-    return run_start_of(t->v, i);
 }
 
 /* Of the symbols starting where v[first] does (first a run's start), the
@@ -143,7 +138,7 @@ static const rec_symbol *label_at(const rec_symbol_table *t, uint64_t pc)
     size_t at = zs_upper_bound(t->labels, t->nlabels, sizeof *t->labels, offsetof(rec_symbol, start), pc);
     if (at == 0)
         return NULL;
-    at = run_start_of(t->labels, at - 1);
+    at = run_start(t->labels, at - 1);
     return pc < t->labels[at].end ? &t->labels[at] : NULL;
 }
 
@@ -167,9 +162,9 @@ const char *rec_symbols_find(rec_symbols *s, Dwfl_Module *mod, uint64_t pc, uint
         return found(label_at(t, pc), start);
     /* The symbols starting nearest below pc; else an earlier, larger one
      * covering it (a few runs back at most). */
-    size_t first = run_start(t, lo - 1), at = covering(t, first, pc);
+    size_t first = run_start(t->v, lo - 1), at = covering(t, first, pc);
     while (at == SIZE_MAX && first > 0 && lo - first < 64) {
-        first = run_start(t, first - 1);
+        first = run_start(t->v, first - 1);
         at = covering(t, first, pc);
     }
     return found(at == SIZE_MAX ? label_at(t, pc) : &t->v[at], start);

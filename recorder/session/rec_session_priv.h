@@ -55,9 +55,10 @@ enum {
     RELEASE_NS = 1000000000,      /* to leave every target running untraced */
     BPF_POLL_HZ = 20,             /* --sampler bpf: how often the ring buffer is read */
     /* Off-CPU samples when due: the loop wakes for the looks alone (at
-     * the rate, fewer at a busy thread); the records, their unwinds and the writing go together, this
-     * often (each wake-up that carries them costs more than the samples'
-     * own work at low rates: docs/performance.md, "The always-on cost"). */
+     * the rate, fewer at a busy thread); the records, their unwinds and
+     * the writing go together, this often (each wake-up that carries them
+     * costs more than the samples' own work at low rates:
+     * docs/performance.md, "The always-on cost"). */
     BPF_DUE_POLL_NS = 200000000,
     /* A poll gives way to housekeeping (the second's cut) and the stop
      * signals after this long, records left or not. */
