@@ -58,6 +58,8 @@ struct rec_bpf {
     char due_refused[200]; /* why not when due, where the kernel said */
     int due_run;           /* the looks by BPF_PROG_RUN (zs_due_run), not task iterators */
     char due_run_refused[200]; /* why not by BPF_PROG_RUN, where the kernel said */
+    int watch;             /* the looks' verdict in the kernel (zs_due_arm's timers) */
+    char watch_refused[200]; /* why not, where the kernel said */
     /* The poll under way. */
     rec_bpf_cb cb;
     void *cb_ctx;
@@ -108,6 +110,8 @@ static const char *const counter_names[REC_BPF_C__COUNT] = {
     [REC_BPF_C_STACK_SHORT] = "stack_short",
     [REC_BPF_C_DUE_ON_CPU] = "due_on_cpu",
     [REC_BPF_C_DUE_RAN] = "due_ran",
+    [REC_BPF_C_WATCHES] = "watches",
+    [REC_BPF_C_WATCH_NS] = "watch_ns",
     [REC_BPF_C_BAD + REC_BPF_BAD_CALL_STACK] = "bad_call_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_FRAME_STACK] = "bad_frame_stack",
     [REC_BPF_C_BAD + REC_BPF_BAD_SHAPE] = "bad_shape",
@@ -299,11 +303,13 @@ static int load(rec_bpf *b, unsigned flags, rec_bpf_offcpu offcpu, zs_error *err
     bpf_map__set_max_entries(b->skel->maps.zs_slots, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_counters, (uint32_t)b->ncpus);
     bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
+    bpf_map__set_max_entries(b->skel->maps.zs_watches, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
     bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
     bpf_program__set_autoload(b->skel->progs.zs_switch, offcpu == REC_BPF_OFFCPU_SWITCH);
     bpf_program__set_autoload(b->skel->progs.zs_due, offcpu == REC_BPF_OFFCPU_DUE && !b->due_run);
     bpf_program__set_autoload(b->skel->progs.zs_due_run, offcpu == REC_BPF_OFFCPU_DUE && b->due_run);
+    bpf_program__set_autoload(b->skel->progs.zs_due_arm, offcpu == REC_BPF_OFFCPU_DUE && b->watch);
     b->skel->rodata->zs_self_timing = (flags & REC_BPF_SELF_TIMING) != 0;
     probe_features(b, (flags & REC_BPF_LEGACY) != 0);
     b->offcpu = offcpu;
@@ -351,13 +357,23 @@ static int kernel_has_kfunc(const char *name)
 }
 
 /* Off-CPU samples when due, their looks by BPF_PROG_RUN where the kernel
- * has bpf_task_from_pid (6.2), else by task iterators (6.1); 0 when
- * neither loads. */
+ * has bpf_task_from_pid (6.2), their verdict made by timers in the kernel
+ * where it also lets a timer's callback take a task (zs_due_arm), else by
+ * task iterators (6.1); 0 when none loads. */
 static int load_due(rec_bpf *b, unsigned flags, zs_error *err)
 {
     if (!(flags & REC_BPF_DUE_ITER) && kernel_has_kfunc("bpf_task_from_pid")) {
         zs_error why_not = {0};
         b->due_run = 1;
+        b->watch = !(flags & REC_BPF_DUE_RUN);
+        if (b->watch && load(b, flags, REC_BPF_OFFCPU_DUE, &why_not) == 0)
+            return 0;
+        if (b->watch) {
+            snprintf(b->watch_refused, sizeof b->watch_refused, "%.180s", why_not.detail);
+            zs_sampler__destroy(b->skel);
+            b->skel = NULL;
+            b->watch = 0;
+        }
         if (load(b, flags, REC_BPF_OFFCPU_DUE, &why_not) == 0)
             return 0;
         snprintf(b->due_run_refused, sizeof b->due_run_refused, "%.180s", why_not.detail);
@@ -492,7 +508,8 @@ uint64_t rec_bpf_period_ns(const rec_bpf *b) { return b->period_ns; }
 size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max)
 {
     struct bpf_program *progs[] = {b->skel->progs.zs_tick, b->skel->progs.zs_switch,
-                                   b->skel->progs.zs_due, b->skel->progs.zs_due_run};
+                                   b->skel->progs.zs_due, b->skel->progs.zs_due_run,
+                                   b->skel->progs.zs_due_arm};
     size_t n = 0;
     for (size_t i = 0; i < sizeof progs / sizeof *progs && n < max; i++) {
         struct bpf_prog_info info;
@@ -582,6 +599,19 @@ static int perf_event_open_thread(pid_t tid, uint64_t period_ns)
     return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* t's timer in the kernel (zs_due_arm): 0 when armed, else -1 with the
+ * reason kept. */
+static int arm_watch(rec_bpf *b, const target *t)
+{
+    struct rec_bpf_due_args args = {(uint32_t)t->tid, t->slot};
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
+    if (bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.zs_due_arm), &opts) == 0 && opts.retval == 0)
+        return 0;
+    snprintf(b->watch_refused, sizeof b->watch_refused, "thread %d's timer could not be armed (%s, %u)",
+             (int)t->tid, strerror(errno), opts.retval);
+    return -1;
+}
+
 int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p, zs_error *err)
 {
     rec_bpf_target value;
@@ -642,6 +672,8 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
                        "BPF sampler: cannot attach the off-CPU sampler to thread %d: %s", (int)tid,
                        first_warning[0] ? first_warning : strerror(e));
     }
+    if (b->watch && arm_watch(b, t)) /* the looks at the rate instead, for every thread */
+        b->watch = 0;
     return 0;
 }
 
@@ -651,23 +683,41 @@ const char *rec_bpf_due_refused(const rec_bpf *b) { return b->due_refused; }
 
 const char *rec_bpf_due_way(const rec_bpf *b)
 {
-    return b->due_run ? "by BPF_PROG_RUN" : "by task iterators";
+    return b->watch ? "by BPF_PROG_RUN when a timer in the kernel finds one due"
+           : b->due_run ? "by BPF_PROG_RUN at the rate" : "by task iterators";
 }
 
 const char *rec_bpf_due_run_refused(const rec_bpf *b) { return b->due_run_refused; }
+
+int rec_bpf_watched(const rec_bpf *b) { return b && b->watch; }
+
+const char *rec_bpf_watch_refused(const rec_bpf *b) { return b->watch_refused; }
+
+int rec_bpf_notice_fd(const rec_bpf *b) { return b->watch ? bpf_map__fd(b->skel->maps.zs_ring) : -1; }
+
+/* zs_due_run on thread tid: its verdict (REC_BPF_DUE_BUSY or 0), -1 when
+ * it could not run. */
+static int run_due(rec_bpf *b, pid_t tid)
+{
+    struct rec_bpf_due_args args = {(uint32_t)tid, 0};
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
+    return bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.zs_due_run), &opts) ? -1 : (int)opts.retval;
+}
+
+int rec_bpf_due_thread(rec_bpf *b, pid_t tid)
+{
+    return b->due_run && find(b, tid) && run_due(b, tid) >= 0 ? 0 : -1;
+}
 
 int rec_bpf_due(rec_bpf *b, int *busy)
 {
     int failed = 0;
     *busy = b->ntargets > 0;
     if (b->due_run) {
-        int fd = bpf_program__fd(b->skel->progs.zs_due_run);
         for (size_t i = 0; i < b->ntargets; i++) {
-            struct rec_bpf_due_args args = {(uint32_t)b->targets[i].tid, 0};
-            LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
-            int bad = bpf_prog_test_run_opts(fd, &opts) != 0;
-            failed += bad;
-            *busy &= !bad && opts.retval == REC_BPF_DUE_BUSY;
+            int verdict = run_due(b, b->targets[i].tid);
+            failed += verdict < 0;
+            *busy &= verdict == REC_BPF_DUE_BUSY;
         }
         return failed;
     }

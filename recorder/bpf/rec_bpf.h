@@ -32,6 +32,7 @@ enum rec_bpf_open_flags {
     REC_BPF_LEGACY = 1 << 2,      /* the variants of kernels before 5.15, on any kernel (tests) */
     REC_BPF_OFFCPU_WHEN_DUE = 1 << 3, /* off-CPU samples when due where the kernel can (6.1+) */
     REC_BPF_DUE_ITER = 1 << 4,        /* their looks by task iterators, as on 6.1, on any kernel (tests) */
+    REC_BPF_DUE_RUN = 1 << 5,         /* their looks at the rate by BPF_PROG_RUN, no timers (tests) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,
@@ -60,11 +61,21 @@ int rec_bpf_add_target(rec_bpf *b, pid_t pid, pid_t tid, const rec_bpf_params *p
  * why not when due where it fell back to the switches ("" otherwise). */
 rec_bpf_offcpu rec_bpf_offcpu_mode(const rec_bpf *b);
 const char *rec_bpf_due_refused(const rec_bpf *b);
-/* When due: how the looks run ("by BPF_PROG_RUN" where the kernel has
- * bpf_task_from_pid, else "by task iterators"), and why not by
- * BPF_PROG_RUN where the kernel refused it ("" otherwise). */
+/* When due: how the looks run (by BPF_PROG_RUN where the kernel has
+ * bpf_task_from_pid, when its timers find one due or else at the rate;
+ * else by task iterators), and why not by BPF_PROG_RUN where the kernel
+ * refused it ("" otherwise). */
 const char *rec_bpf_due_way(const rec_bpf *b);
 const char *rec_bpf_due_run_refused(const rec_bpf *b);
+/* Whether the looks' verdict is made in the kernel (zs_due_arm's timers:
+ * the recorder looks only when told, by a REC_BPF_DUE_NOTICE record that
+ * wakes rec_bpf_notice_fd's readers), and why not where the kernel
+ * refused it ("" otherwise). */
+int rec_bpf_watched(const rec_bpf *b);
+const char *rec_bpf_watch_refused(const rec_bpf *b);
+/* The ring buffer's file descriptor, to be polled edge-triggered
+ * (EPOLLET): only notices wake its readers; -1 when not watched. */
+int rec_bpf_notice_fd(const rec_bpf *b);
 
 /* REC_BPF_OFFCPU_DUE: an off-CPU sample of each target thread that is
  * away from its CPU now (zs_due), into the ring; one call a tick of the
@@ -72,6 +83,9 @@ const char *rec_bpf_due_run_refused(const rec_bpf *b);
  * when every thread looked at was on its CPU, owing less than a period of
  * time away (REC_BPF_DUE_BUSY). */
 int rec_bpf_due(rec_bpf *b, int *busy);
+/* The same for thread tid alone (by BPF_PROG_RUN: the looks a notice asks
+ * for). -1 when it could not be looked at. */
+int rec_bpf_due_thread(rec_bpf *b, pid_t tid);
 
 /* Stops sampling tid (its perf event closed, its map entries gone).
  * Returns -1 when it was not sampled. */

@@ -33,11 +33,16 @@
 /* A look's verdict (zs_due_run's return value, the byte zs_due prints):
  * the thread was on its CPU, owing less than a period of time away. */
 #define REC_BPF_DUE_BUSY 1
+/* zs_due_arm's timers: peeks at a thread found on its CPU owing less than a
+ * period thin out, up to this many periods and this far apart (as the
+ * recorder's own looks do where it makes them: rec_loop.c). */
+#define REC_BPF_PEEK_STRIDE_MAX 8
+#define REC_BPF_PEEK_GAP_MAX_NS 250000000ULL
 
 /* zs_due_run's context: the thread to look at. */
 struct rec_bpf_due_args {
     __u32 tid;
-    __u32 pad;
+    __u32 slot; /* zs_due_arm: the thread's slot */
 };
 
 /* What the kernel side reads for one thread: the addresses of zeek's
@@ -71,6 +76,7 @@ typedef struct rec_bpf_target {
 enum rec_bpf_type {
     REC_BPF_ONCPU = 1,  /* a tick of the thread's CPU time */
     REC_BPF_OFFCPU = 2, /* read when it left the CPU, sent when it came back */
+    REC_BPF_DUE_NOTICE = 3, /* zs_watch: a look at this thread is due (no sample) */
 };
 
 enum rec_bpf_flags {
@@ -140,6 +146,8 @@ enum rec_bpf_counter {
     REC_BPF_C_STACK_SHORT,   /* stack copies cut at a page that could not be read */
     REC_BPF_C_DUE_ON_CPU,    /* due off-CPU samples of a thread found on its CPU (the ticks') */
     REC_BPF_C_DUE_RAN,       /* due off-CPU samples dropped: the thread ran while it was read */
+    REC_BPF_C_WATCHES,       /* runs of zs_due_arm's timers (not in the kernel's program stats) */
+    REC_BPF_C_WATCH_NS,      /* their time */
     REC_BPF_C_BAD,           /* reads that failed, REC_BPF_BAD__COUNT of them by kind */
     REC_BPF_C__COUNT = REC_BPF_C_BAD + REC_BPF_BAD__COUNT,
 };

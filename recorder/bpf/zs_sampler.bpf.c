@@ -66,6 +66,8 @@ struct offcpu {
      * read late: the sums telescope). */
     __u64 looked_ns, looked_cpu_ns;
     __s64 owed_ns;
+    __u32 noticed; /* zs_watch told user space a look is due; the look clears it */
+    __u32 unused;
     struct record rec;
 };
 
@@ -621,6 +623,7 @@ static __always_inline int due_look(struct task_struct *task)
         return 0;
     __u64 now = bpf_ktime_get_ns(), looked = s->looked_ns;
     __u64 cpu_ns = task->se.sum_exec_runtime, looked_cpu = s->looked_cpu_ns;
+    s->noticed = 0;
     s->looked_ns = now;
     s->looked_cpu_ns = cpu_ns;
     if (!looked)
@@ -697,4 +700,119 @@ int zs_due_run(struct rec_bpf_due_args *a)
     int verdict = due_look(task);
     bpf_task_release(task);
     return verdict;
+}
+
+/* The looks' verdict in the kernel (zs_due_arm: where the kernel has BPF
+ * timers and lets a timer's callback take a task by its pid; 6.18 here):
+ * a timer a target thread, at the rate (jittered), peeks at the thread
+ * and wakes user space only when a look would take a sample, the thread
+ * away owing a period or more. User space then looks (zs_due_run) as
+ * before. A busy zeek owes little: no wake-up of the recorder for the
+ * looks that would find it on its CPU. The callback cannot take the
+ * sample itself: it may not sleep, and the stack read may. Peeks that
+ * find the thread on its CPU owing less than a period thin out as the
+ * recorder's looks did (rec_loop.c): each doubles the periods to the
+ * next, up to REC_BPF_PEEK_STRIDE_MAX and REC_BPF_PEEK_GAP_MAX_NS. */
+struct watch {
+    struct bpf_timer timer;
+    __u32 slot;
+    __u32 tid;    /* the thread it was armed for: another in the slot stops it */
+    __u32 stride; /* periods to the next peek */
+    __u32 unused;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 128); /* the loader sets it */
+    __type(key, __u32);       /* slot */
+    __type(value, struct watch);
+} zs_watches SEC(".maps");
+
+/* Whether a look at task would take a sample now: away from its CPU
+ * (waiting, or runnable and waiting for one) owing a period or more of
+ * time away. *busy: on its CPU, owing less than a period. */
+static __always_inline int look_due(struct task_struct *task, const rec_bpf_target *t,
+                                    const struct offcpu *s, int *busy)
+{
+    *busy = 0;
+    if (!s->looked_ns)
+        return 1; /* the first look sets the clocks */
+    __s64 owed = s->owed_ns + (__s64)(bpf_ktime_get_ns() - s->looked_ns) -
+                 (__s64)(task->se.sum_exec_runtime - s->looked_cpu_ns);
+    if (task->on_cpu) {
+        *busy = owed < (__s64)t->period_ns;
+        return 0;
+    }
+    return owed >= (__s64)t->period_ns;
+}
+
+/* The periods to the peek after one that found the thread busy (or not). */
+static __always_inline __u32 next_stride(__u32 stride, int busy, __u64 period_ns)
+{
+    if (!busy)
+        return 1;
+    __u32 next = stride * 2 > REC_BPF_PEEK_STRIDE_MAX ? REC_BPF_PEEK_STRIDE_MAX : stride * 2;
+    while (next > 1 && next * period_ns > REC_BPF_PEEK_GAP_MAX_NS)
+        next--;
+    return next;
+}
+
+static int watch_fired(void *map, __u32 *key, struct watch *w)
+{
+    /* Timed always: a timer's run is in none of the kernel's program
+     * stats, and its cost is the reason it exists. */
+    __u64 start = bpf_ktime_get_ns();
+    __u32 slot = w->slot;
+    rec_bpf_target *t = bpf_map_lookup_elem(&zs_slots, &slot);
+    struct offcpu *s = bpf_map_lookup_elem(&zs_offcpu, &slot);
+    if (!t || !s || t->tid != w->tid || !t->period_ns)
+        return 0; /* the thread was removed: not armed again */
+    struct task_struct *task = bpf_task_from_pid((__s32)w->tid);
+    if (!task)
+        return 0; /* gone */
+    int busy;
+    int due = look_due(task, t, s, &busy);
+    bpf_task_release(task);
+    if (due && !s->noticed) {
+        rec_bpf_event *ev = bpf_ringbuf_reserve(&zs_ring, sizeof *ev, 0);
+        if (ev) {
+            __builtin_memset(ev, 0, sizeof *ev);
+            ev->type = REC_BPF_DUE_NOTICE;
+            ev->pid = t->p.pid;
+            ev->tid = w->tid;
+            s->noticed = 1;
+            bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+        }
+    }
+    w->stride = next_stride(w->stride, busy, t->period_ns);
+    /* Uniform in [gap / 2, 3 gap / 2): no beat with zeek's timers. */
+    __u64 gap = w->stride * t->period_ns;
+    bpf_timer_start(&w->timer, gap / 2 + bpf_get_prandom_u32() % (gap | 1), 0);
+    struct percpu *c = this_cpu();
+    if (c) {
+        c->counters[REC_BPF_C_WATCHES]++;
+        c->counters[REC_BPF_C_WATCH_NS] += bpf_ktime_get_ns() - start;
+    }
+    return 0;
+}
+
+/* Arms slot's watch for thread tid (run by BPF_PROG_RUN as the thread is
+ * added). 0 when armed. */
+SEC("syscall")
+int zs_due_arm(struct rec_bpf_due_args *a)
+{
+    __u32 slot = a->slot;
+    struct watch *w = bpf_map_lookup_elem(&zs_watches, &slot);
+    rec_bpf_target *t = bpf_map_lookup_elem(&zs_slots, &slot);
+    if (!w || !t || !t->period_ns)
+        return 1;
+    w->slot = slot;
+    w->tid = a->tid;
+    w->stride = 1;
+    long rc = bpf_timer_init(&w->timer, &zs_watches, 1 /* CLOCK_MONOTONIC */);
+    if (rc && rc != -16 /* -EBUSY: armed before, for the slot's last thread */)
+        return 2;
+    if (bpf_timer_set_callback(&w->timer, watch_fired))
+        return 3;
+    return bpf_timer_start(&w->timer, t->period_ns, 0) ? 4 : 0;
 }

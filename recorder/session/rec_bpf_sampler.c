@@ -37,9 +37,12 @@ int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *er
     const char *offcpu = getenv(BPF_OFFCPU_ENV);
     if (!offcpu || strcmp(offcpu, "switch"))
         flags |= REC_BPF_OFFCPU_WHEN_DUE;
-    /* For the tests: the looks by task iterators, as on 6.1. */
+    /* For the tests: the looks by task iterators, as on 6.1, or by
+     * BPF_PROG_RUN at the rate, as where the kernel has no timers for them. */
     if (offcpu && !strcmp(offcpu, "due-iter"))
         flags |= REC_BPF_DUE_ITER;
+    if (offcpu && !strcmp(offcpu, "due-run"))
+        flags |= REC_BPF_DUE_RUN;
     if (o->cpu_only)
         flags |= REC_BPF_NO_OFFCPU;
     rec_bpf_set_verbose(o->verbose);
@@ -84,6 +87,16 @@ int rec_bpf_sampler_due_hz(const session *s)
     return rec_bpf_offcpu_mode(s->o->bpf) == REC_BPF_OFFCPU_DUE;
 }
 
+int rec_bpf_sampler_watched(const session *s) { return rec_bpf_watched(s->o->bpf); }
+
+void rec_bpf_sampler_look(session *s, slot *sl)
+{
+    sl->due_noticed = 0;
+    s->bpf_due_errors += rec_bpf_due_thread(s->o->bpf, sl->target.pid) != 0;
+}
+
+int rec_bpf_sampler_notice_fd(const session *s) { return rec_bpf_notice_fd(s->o->bpf); }
+
 int rec_bpf_sampler_due(session *s)
 {
     int busy = 0;
@@ -114,8 +127,10 @@ int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len
     rec_bpf_offcpu off = rec_bpf_offcpu_mode(s->o->bpf);
     const char *refused = rec_bpf_due_refused(s->o->bpf), *run_refused = rec_bpf_due_run_refused(s->o->bpf);
     char when[320];
-    snprintf(when, sizeof when, "when due, %s%s%s", rec_bpf_due_way(s->o->bpf),
-             run_refused[0] ? "; not by BPF_PROG_RUN: " : "", run_refused);
+    const char *watch_refused = rec_bpf_watch_refused(s->o->bpf);
+    snprintf(when, sizeof when, "when due, %s%s%s%s%s", rec_bpf_due_way(s->o->bpf),
+             run_refused[0] ? "; not by BPF_PROG_RUN: " : "", run_refused,
+             watch_refused[0] && !run_refused[0] ? "; no timers in the kernel: " : "", watch_refused);
     size_t at = (size_t)snprintf(buf, len, "sampler: bpf (%s; off-CPU %s%s%s): ", rec_bpf_variant(s->o->bpf),
                                  off == REC_BPF_OFFCPU_DUE      ? when
                                  : off == REC_BPF_OFFCPU_SWITCH ? "at each switch"
@@ -129,6 +144,9 @@ int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len
                                "on its CPU, %" PRIu64 " dropped (it ran while read), %" PRIu64
                                " not looked at; ", c[REC_BPF_C_DUE_ON_CPU], c[REC_BPF_C_DUE_RAN],
                                s->bpf_due_errors);
+    if (c[REC_BPF_C_WATCHES] && at < len)
+        at += (size_t)snprintf(buf + at, len - at, "timers in the kernel: %" PRIu64 " runs, %" PRIu64
+                               " ns in all; ", c[REC_BPF_C_WATCHES], c[REC_BPF_C_WATCH_NS]);
     if (at < len)
         at += (size_t)snprintf(buf + at, len - at, "failed reads by kind:");
     for (unsigned k = 0; k < REC_BPF_BAD__COUNT && at < len; k++)
@@ -184,6 +202,24 @@ int rec_bpf_sampler_due(session *s)
 {
     (void)s;
     return 0;
+}
+
+int rec_bpf_sampler_watched(const session *s)
+{
+    (void)s;
+    return 0;
+}
+
+int rec_bpf_sampler_notice_fd(const session *s)
+{
+    (void)s;
+    return -1;
+}
+
+void rec_bpf_sampler_look(session *s, slot *sl)
+{
+    (void)s;
+    (void)sl;
 }
 
 int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len)

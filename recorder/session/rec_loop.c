@@ -14,6 +14,7 @@
 #include "base/rec_constants.h"
 #include "session/rec_session_priv.h"
 #include "base/rec_signals.h"
+#include "base/rec_waiter.h"
 #include "frames/rec_memory.h"
 
 /* The target a wait status is about: a tracee, or the launched child. */
@@ -373,6 +374,49 @@ static int housekeep(session *s, uint64_t now, int last, zs_error *err)
     return rc;
 }
 
+/* One turn of the loop when timers in the kernel make the looks' verdict
+ * (rec_bpf_sampler_watched): the records are polled at their time or at a
+ * notice, the looks run when a notice asks for them, housekeeping follows
+ * each poll, and the wait is for the next of these: nothing at the rate.
+ * *woke: the last wait ended at a notice. 1 at the end, -1 on an error. */
+static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
+                      uint64_t poll_every, uint64_t end, zs_error *err)
+{
+    uint64_t now = rec_now_ns();
+    if (end && now >= end)
+        return 1;
+    int more = 0, polled = 0;
+    if (now >= *next_poll || *woke) {
+        if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0)
+            return -1;
+        polled = 1;
+        *next_poll = more ? now : now + poll_every;
+    }
+    *woke = 0;
+    if (s->due_noticed) { /* only the threads noticed: --all may sample many */
+        s->due_noticed = 0;
+        for (size_t i = 0; i < s->nslots; i++)
+            if (s->slots[i]->due_noticed && s->slots[i]->active)
+                rec_bpf_sampler_look(s, s->slots[i]);
+    }
+    if (polled || now + s->cut_ride_ns >= s->next_second) {
+        int rc = housekeep(s, now, 0, err);
+        if (rc != 0)
+            return rc;
+        s->housekept_ns = rec_now_ns();
+    }
+    if (more)
+        return 0; /* the records the poll left, at once */
+    uint64_t until = *next_poll < s->next_second ? *next_poll : s->next_second;
+    if (end && end < until)
+        until = end;
+    int r = rec_waiter_wait(w, until);
+    *woke = r > 0 && (r & REC_WAIT_EDGE);
+    if (r > 0 && (r & REC_WAIT_SIGCHLD)) /* a launched zeek's state changed */
+        collect(s);
+    return 0;
+}
+
 /* Ticks on the clock; between them, sleeps until a target's stop or a
  * signal arrives, and handles it at once; housekeeping whenever no target
  * is held. */
@@ -417,7 +461,23 @@ int rec_loop_run(session *s, zs_error *err)
         poll_every = clock.period_ns * (REC_PENDING_SAMPLES / 4);
     uint64_t next_poll = s->start_ns;
     unsigned stride = 1;
+    rec_waiter waiter = {-1, -1, -1};
+    int watched = offcpu_due && rec_bpf_sampler_watched(s) &&
+                  rec_waiter_open(&waiter, rec_bpf_sampler_notice_fd(s)) == 0;
+    int woke = 0;
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
+        /* A thread added later whose timer could not be armed: the looks
+         * at the rate from then on, for every thread. */
+        if (watched && rec_bpf_sampler_watched(s)) {
+            int rc = watch_once(s, &waiter, &woke, &next_poll, poll_every, end, err);
+            if (rc < 0) {
+                rec_waiter_close(&waiter);
+                return -1;
+            }
+            if (rc > 0)
+                break;
+            continue;
+        }
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
         int more = 0;
@@ -477,6 +537,7 @@ int rec_loop_run(session *s, zs_error *err)
             s->late_ticks += late;
         }
     }
+    rec_waiter_close(&waiter);
     /* Stops still out are collected by the release; their samples are not
      * kept. The BPF sampler's last records are. */
     if (s->o->bpf && rec_bpf_feed_poll(s, RELEASE_NS, err) < 0)

@@ -148,6 +148,7 @@ typedef struct slot {
     uint64_t taken, credited; /* per process, for the end report */
     uint64_t away;            /* BPF: further ticks its off-CPU samples stand for */
     int bpf_added;            /* BPF: the kernel samples its main thread */
+    int due_noticed;          /* BPF: a notice said a look at it is due */
     uint64_t reads, stack_copies, stack_copied; /* process_vm_readv calls; stack copies, bytes */
     /* Its ticks that gave no sample, by why, and its stacks cut at the
      * maximum depth: the end report says what was lost, process by process. */
@@ -205,6 +206,7 @@ typedef struct session {
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
     /* --sampler bpf: the further ticks its off-CPU samples stand for; polls that failed. */
     uint64_t away, bpf_poll_errors, bpf_due_errors;
+    int due_noticed; /* a poll met a notice: a look at a slot of due_noticed is due */
     uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 
@@ -273,6 +275,13 @@ void rec_bpf_sampler_remove(struct session *s, slot *sl);
  * 1 when every thread looked at was on its CPU (rec_bpf_due's busy). */
 int rec_bpf_sampler_due_hz(const struct session *s);
 int rec_bpf_sampler_due(struct session *s);
+/* Whether timers in the kernel make the looks' verdict: the loop then
+ * looks only when a notice (s->due_noticed, set by the feed) says one is
+ * due; the ring's descriptor wakes its wait for each notice. */
+int rec_bpf_sampler_watched(const struct session *s);
+int rec_bpf_sampler_notice_fd(const struct session *s);
+/* The look at sl's thread that its notice asked for. */
+void rec_bpf_sampler_look(struct session *s, slot *sl);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read; else for the summary line 1 when reads
  * failed or records were lost (worth saying without -v), 0 when not. */

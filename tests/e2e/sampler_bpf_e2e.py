@@ -160,6 +160,8 @@ def record_bpf(env, rec, pid, seconds, extra=("--no-native",)):
         fail("the recorder did not say %r (ZEEK_SPY_BPF_OFFCPU=%s)" % (want, os.environ.get("ZEEK_SPY_BPF_OFFCPU")))
     if os.environ.get("ZEEK_SPY_BPF_OFFCPU") == "due-iter" and "when due, by task iterators" not in err:
         fail("ZEEK_SPY_BPF_OFFCPU=due-iter: the looks did not run by task iterators")
+    if os.environ.get("ZEEK_SPY_BPF_OFFCPU") == "due-run" and "when due, by BPF_PROG_RUN at the rate" not in err:
+        fail("ZEEK_SPY_BPF_OFFCPU=due-run: the looks did not run by BPF_PROG_RUN at the rate")
     if os.environ.get("ZEEK_SPY_BPF_LEGACY") and "targets by tid" not in err:
         fail("ZEEK_SPY_BPF_LEGACY: the recorder did not take the kernel side's variant of "
              "kernels before 5.15")
