@@ -33,11 +33,26 @@
 /* A look's verdict (zs_due_run's return value, the byte zs_due prints):
  * the thread was on its CPU, owing less than a period of time away. */
 #define REC_BPF_DUE_BUSY 1
-/* zs_due_arm's timers: peeks at a thread found on its CPU owing less than a
- * period thin out, up to this many periods and this far apart (as the
- * recorder's own looks do where it makes them: rec_loop.c). */
-#define REC_BPF_PEEK_STRIDE_MAX 8
-#define REC_BPF_PEEK_GAP_MAX_NS 250000000ULL
+/* Looks at a thread found on its CPU owing less than a period of time away
+ * (REC_BPF_DUE_BUSY) thin out: each such look doubles the periods to the
+ * next, up to this many and no further apart than this; one that finds it
+ * away, or owing more, goes back to every period. The time away is paid
+ * all the same (the next look away credits it). Both for the recorder's own
+ * looks (rec_loop.c) and for the peeks of zs_due_arm's timers. */
+#define REC_BPF_LOOK_STRIDE_MAX 8
+#define REC_BPF_LOOK_GAP_MAX_NS 250000000ULL
+
+static inline __attribute__((always_inline)) __u32 rec_bpf_next_stride(__u32 stride, int busy,
+                                                                       __u64 period_ns)
+{
+    /* No loop: a verifier walks each of its ways (6.12's for most of a
+     * minute under emulation). */
+    __u64 fit = period_ns ? REC_BPF_LOOK_GAP_MAX_NS / period_ns : 1;
+    __u32 next = stride * 2 > REC_BPF_LOOK_STRIDE_MAX ? REC_BPF_LOOK_STRIDE_MAX : stride * 2;
+    if (!busy || fit < 1)
+        return 1;
+    return next > fit ? (__u32)fit : next;
+}
 
 /* zs_due_run's context: the thread to look at. */
 struct rec_bpf_due_args {

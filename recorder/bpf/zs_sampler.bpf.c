@@ -711,8 +711,7 @@ int zs_due_run(struct rec_bpf_due_args *a)
  * looks that would find it on its CPU. The callback cannot take the
  * sample itself: it may not sleep, and the stack read may. Peeks that
  * find the thread on its CPU owing less than a period thin out as the
- * recorder's looks did (rec_loop.c): each doubles the periods to the
- * next, up to REC_BPF_PEEK_STRIDE_MAX and REC_BPF_PEEK_GAP_MAX_NS. */
+ * recorder's looks do (rec_bpf_next_stride). */
 struct watch {
     struct bpf_timer timer;
     __u32 slot;
@@ -746,17 +745,6 @@ static __always_inline int look_due(struct task_struct *task, const rec_bpf_targ
     return owed >= (__s64)t->period_ns;
 }
 
-/* The periods to the peek after one that found the thread busy (or not). */
-static __always_inline __u32 next_stride(__u32 stride, int busy, __u64 period_ns)
-{
-    if (!busy)
-        return 1;
-    __u32 next = stride * 2 > REC_BPF_PEEK_STRIDE_MAX ? REC_BPF_PEEK_STRIDE_MAX : stride * 2;
-    while (next > 1 && next * period_ns > REC_BPF_PEEK_GAP_MAX_NS)
-        next--;
-    return next;
-}
-
 static int watch_fired(void *map, __u32 *key, struct watch *w)
 {
     /* Timed always: a timer's run is in none of the kernel's program
@@ -784,7 +772,7 @@ static int watch_fired(void *map, __u32 *key, struct watch *w)
             bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
         }
     }
-    w->stride = next_stride(w->stride, busy, t->period_ns);
+    w->stride = rec_bpf_next_stride(w->stride, busy, t->period_ns);
     /* Uniform in [gap / 2, 3 gap / 2): no beat with zeek's timers. */
     __u64 gap = w->stride * t->period_ns;
     bpf_timer_start(&w->timer, gap / 2 + bpf_get_prandom_u32() % (gap | 1), 0);

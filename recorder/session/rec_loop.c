@@ -15,6 +15,7 @@
 #include "session/rec_session_priv.h"
 #include "base/rec_signals.h"
 #include "base/rec_waiter.h"
+#include "bpf/rec_bpf_event.h"
 #include "frames/rec_memory.h"
 
 /* The target a wait status is about: a tracee, or the launched child. */
@@ -351,19 +352,6 @@ static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
     return !last && s->top && rec_top_idle(s->top, now, &s->stats);
 }
 
-/* The ticks from one look to the next (DUE_STRIDE_MAX): doubled after a
- * look that found every thread on its CPU owing less than a period of time
- * away, back to one otherwise. */
-static unsigned next_stride(unsigned stride, int busy, uint64_t period_ns)
-{
-    if (!busy)
-        return 1;
-    unsigned next = stride * 2 > DUE_STRIDE_MAX ? DUE_STRIDE_MAX : stride * 2;
-    while (next > 1 && next * period_ns > DUE_GAP_MAX_NS)
-        next--;
-    return next;
-}
-
 static int housekeep(session *s, uint64_t now, int last, zs_error *err)
 {
     int out = interrupted(s);
@@ -435,7 +423,7 @@ int rec_loop_run(session *s, zs_error *err)
      * vary more than the samples' count says (tried at 20 a second: the
      * doubles' idle share 3.4 points off their truth at 1000 Hz). Only the
      * looks at a thread found on its CPU with little time away to pay thin
-     * out (next_stride). */
+     * out (rec_bpf_next_stride: a look's busy is every thread's). */
     int offcpu_due = s->o->bpf && rec_bpf_sampler_due_hz(s);
     if (s->o->bpf && !offcpu_due) {
         double fill = s->o->rate_hz / (REC_PENDING_SAMPLES / 4);
@@ -524,7 +512,7 @@ int rec_loop_run(session *s, zs_error *err)
         if (!s->o->bpf)
             tick(s, now);
         if (offcpu_due)
-            stride = next_stride(stride, rec_bpf_sampler_due(s), clock.period_ns);
+            stride = rec_bpf_next_stride(stride, rec_bpf_sampler_due(s), clock.period_ns);
         else if (s->o->bpf && rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0) /* the kernel took the samples */
             return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());

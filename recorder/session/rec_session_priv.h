@@ -63,18 +63,10 @@ enum {
     /* A poll gives way to housekeeping (the second's cut) and the stop
      * signals after this long, records left or not. */
     BPF_POLL_BUDGET_NS = 100000000,
-    /* Looks at a thread found on its CPU, owing less than a period of time
-     * away, thin out: each such look doubles the ticks to the next (up to
-     * this many, and no further apart than DUE_GAP_MAX_NS); a look that
-     * finds it away, or owing more, goes back to every tick. The time away
-     * is paid all the same (the next look away credits it): a real worker
-     * kept busy is looked at 14 times a second at 19 Hz, not 19. */
-    DUE_STRIDE_MAX = 8,
-    DUE_GAP_MAX_NS = 250000000,
-    /* ... and the second's cut rides on a look up to this long before it
-     * (a second's records then span 0.75-1 s): a busy worker's recorder
-     * wakes for the looks alone. */
-    CUT_RIDE_NS = DUE_GAP_MAX_NS,
+    /* The second's cut rides on a wake-up (a look, a poll) up to this long
+     * before it (a second's records then span 0.75-1 s): no wake-up of its
+     * own. */
+    CUT_RIDE_NS = 250000000,
     EXEC_DEADLINE_NS = 10000000000LL, /* launch: from release to exec */
 };
 
