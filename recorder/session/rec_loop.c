@@ -456,7 +456,11 @@ int rec_loop_run(session *s, zs_error *err)
     while (!rec_signals_stop_requested() && (s->active || s->o->all)) {
         /* A thread added later whose timer could not be armed: the looks
          * at the rate from then on, for every thread. */
-        if (watched && rec_bpf_sampler_watched(s)) {
+        if (watched && !rec_bpf_sampler_watched(s)) {
+            rec_waiter_close(&waiter);
+            watched = 0;
+        }
+        if (watched) {
             int rc = watch_once(s, &waiter, &woke, &next_poll, poll_every, end, err);
             if (rc < 0) {
                 rec_waiter_close(&waiter);

@@ -37,6 +37,7 @@ the doubles; docs/performance.md has the real-zeek figures.
 """
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -106,10 +107,11 @@ def snapshot(rec_pid):
 
 def measure_rate(build, pids, rate, warmup, seconds, tmp):
     out = os.path.join(tmp, "fleet-%d.zspy" % rate)
-    cmd = [os.path.join(build, "zeek-spy-record"), "-q", "-r", str(rate), "-o", out]
+    cmd = [os.path.join(build, "zeek-spy-record"), "-v", "-r", str(rate), "-o", out]
     for pid in pids:
         cmd += ["-p", str(pid)]
     rec = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
     time.sleep(warmup)
     if rec.poll() is not None:
         sys.exit("fleet_bench: the recorder at %d Hz stopped: %s" % (rate, rec.stderr.read().strip()))
@@ -118,12 +120,18 @@ def measure_rate(build, pids, rate, warmup, seconds, tmp):
     t1, cpu1, bpf1, sw1 = snapshot(rec.pid)
     rec.send_signal(signal.SIGINT)
     _, err = rec.communicate(timeout=120)
+    lasted = time.monotonic() - started
     if rec.returncode != 0:
         sys.exit("fleet_bench: the recorder at %d Hz failed: %s" % (rate, err.strip()))
     os.remove(out)  # the next round's recording at this rate takes its name
     dt = t1 - t0
     progs = {name: (ns - bpf0.get(name, (0, 0))[0], runs - bpf0.get(name, (0, 0))[1])
              for name, (ns, runs) in bpf1.items()}
+    # The kernel's timers for the looks run in no program's stats: their
+    # own count and time (-v), over the whole recording, scaled to dt.
+    m = re.search(r"timers in the kernel: (\d+) runs, (\d+) ns in all", err)
+    if m:
+        progs["timers"] = (int(m.group(2)) * dt / lasted, int(m.group(1)) * dt / lasted)
     return {
         "rate": rate,
         "user_ms": (cpu1 - cpu0) * 1e3 / dt,
