@@ -120,8 +120,9 @@ const char *rec_bpf_counter_name(unsigned which);
 /* Records rec_bpf_poll skipped as malformed. */
 uint64_t rec_bpf_malformed(const rec_bpf *b);
 
-/* The kernel's ids of the programs loaded (zs_tick, and zs_due or zs_switch unless
- * REC_BPF_NO_OFFCPU), as bpftool shows them; returns how many (<= max). */
+/* The kernel's ids of the programs loaded (zs_tick, and unless
+ * REC_BPF_NO_OFFCPU zs_switch, zs_due, or zs_due_run with zs_due_arm where
+ * it loaded), as bpftool shows them; returns how many (<= max). */
 size_t rec_bpf_programs(const rec_bpf *b, uint32_t *ids, size_t max);
 
 /* How the kernel side finds its target and the user registers on this
