@@ -703,7 +703,7 @@ int zs_due_run(struct rec_bpf_due_args *a)
 }
 
 /* The looks' verdict in the kernel (zs_due_arm: where the kernel has BPF
- * timers and lets a timer's callback take a task by its pid; 6.18 here):
+ * timers and lets a timer's callback take a task by its pid; 6.12 and 6.18 here):
  * a timer a target thread, at the rate (jittered), peeks at the thread
  * and wakes user space only when a look would take a sample, the thread
  * away owing a period or more. User space then looks (zs_due_run) as
