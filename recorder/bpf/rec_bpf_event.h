@@ -91,7 +91,7 @@ typedef struct rec_bpf_target {
 enum rec_bpf_type {
     REC_BPF_ONCPU = 1,  /* a tick of the thread's CPU time */
     REC_BPF_OFFCPU = 2, /* read when it left the CPU, sent when it came back */
-    REC_BPF_DUE_NOTICE = 3, /* zs_watch: a look at this thread is due (no sample) */
+    REC_BPF_DUE_NOTICE = 3, /* zs_due_arm's timer: a look at this thread is due (no sample) */
 };
 
 enum rec_bpf_flags {

@@ -39,7 +39,7 @@ static int take_record(void *ctx, const rec_bpf_event *ev, size_t len)
     slot *sl = slot_of(s, (pid_t)ev->pid);
     if (ev->type == REC_BPF_DUE_NOTICE) { /* no sample: a look at it is due */
         if (sl)
-            s->due_noticed = sl->due_noticed = 1;
+            sl->due_noticed = 1;
         return 0;
     }
     if (!sl || !ev->weight)

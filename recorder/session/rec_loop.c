@@ -381,12 +381,9 @@ static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
         *next_poll = more ? now : now + poll_every;
     }
     *woke = 0;
-    if (s->due_noticed) { /* only the threads noticed: --all may sample many */
-        s->due_noticed = 0;
-        for (size_t i = 0; i < s->nslots; i++)
-            if (s->slots[i]->due_noticed && s->slots[i]->active)
-                rec_bpf_sampler_look(s, s->slots[i]);
-    }
+    for (size_t i = 0; i < s->nslots; i++) /* only the threads noticed: --all may sample many */
+        if (s->slots[i]->due_noticed && s->slots[i]->active)
+            rec_bpf_sampler_look(s, s->slots[i]);
     if (polled || now + s->cut_ride_ns >= s->next_second) {
         int rc = housekeep(s, now, 0, err);
         if (rc != 0)

@@ -55,8 +55,9 @@ enum {
     RELEASE_NS = 1000000000,      /* to leave every target running untraced */
     BPF_POLL_HZ = 20,             /* --sampler bpf: how often the ring buffer is read */
     /* Off-CPU samples when due: the loop wakes for the looks alone (at
-     * the rate, fewer at a busy thread); the records, their unwinds and
-     * the writing go together, this often (each wake-up that carries them
+     * the rate, fewer at a busy thread; only when told, where timers in the
+     * kernel make their verdict); the records, their unwinds and the
+     * writing go together, this often (each wake-up that carries them
      * costs more than the samples' own work at low rates:
      * docs/performance.md, "The always-on cost"). */
     BPF_DUE_POLL_NS = 200000000,
@@ -198,7 +199,6 @@ typedef struct session {
     uint64_t gone_truncated, gone_general, gone_copied, gone_copies;
     /* --sampler bpf: the further ticks its off-CPU samples stand for; polls that failed. */
     uint64_t away, bpf_poll_errors, bpf_due_errors;
-    int due_noticed; /* a poll met a notice: a look at a slot of due_noticed is due */
     uint64_t gone_unwinder_ns; /* their unwinders' CPU time */
 } session;
 
@@ -268,8 +268,9 @@ void rec_bpf_sampler_remove(struct session *s, slot *sl);
 int rec_bpf_sampler_due_hz(const struct session *s);
 int rec_bpf_sampler_due(struct session *s);
 /* Whether timers in the kernel make the looks' verdict: the loop then
- * looks only when a notice (s->due_noticed, set by the feed) says one is
- * due; the ring's descriptor wakes its wait for each notice. */
+ * looks at a thread only when a notice (its slot's due_noticed, set by the
+ * feed) says one is due; the ring's descriptor wakes its wait for each
+ * notice. */
 int rec_bpf_sampler_watched(const struct session *s);
 int rec_bpf_sampler_notice_fd(const struct session *s);
 /* The look at sl's thread that its notice asked for. */
