@@ -12,8 +12,9 @@ enum {
      * they are skipped and counted, not credited to the late stop. */
     REC_STOP_DEADLINE_NS = 1000000000,
     /* Samples of one target on their way to the recording (rec_pending.c):
-     * a tick finding them all still there is skipped. */
-    REC_PENDING_SAMPLES = 128,
+     * a tick finding them all still there is skipped. The BPF sampler's
+     * polls come once a second up to a quarter of this a second. */
+    REC_PENDING_SAMPLES = 512,
     /* Unwinds out at once: of the samples waiting in that ring, and of
      * those written before their answers came, whose native frames follow
      * them (1 s at 1 kHz, 10 s at 100 Hz: an unwinder reading a real zeek's

@@ -49,7 +49,7 @@ typedef struct asked_copy {
 enum { RX_MAX = 16 };
 /* Captures sent several to a system call, when the caller flushes (or
  * waits for an answer): at most TX_MAX of them, TX_BYTES in all. */
-enum { TX_MAX = 32, TX_BYTES = 512 << 10 };
+enum { TX_MAX = 128, TX_BYTES = 1 << 20 };
 
 struct rec_native {
     pid_t pid;

@@ -80,9 +80,10 @@ typedef struct location_key {
                     that its address (pprof -addresses) tells them apart; else 0 */
 } location_key;
 
-/* Messages to the recorder, sent together once the messages received with
- * them are handled: one system call for a batch, not one a message. */
-enum { OUT_MAX = 64, OUT_BYTES = 256 << 10 };
+/* Messages to the recorder, sent together once every message received is
+ * handled: one system call, and one wake-up of a recorder waiting for
+ * them, for a poll's batch (a second's at low rates), not one a message. */
+enum { OUT_MAX = 256, OUT_BYTES = 512 << 10 };
 typedef struct outgoing {
     uint8_t bytes[OUT_BYTES];
     size_t used;
@@ -708,16 +709,18 @@ static int receive_some(int sock, incoming *in, int flags)
     return n;
 }
 
-/* The next messages (how many; 0 when the recorder is gone), waiting
- * batch_ms first when none is there: a wake-up costs more than the unwinds
- * it serves (a context switch, on a VM an exit to the hypervisor, the
- * target's core disturbed), so the copies queued meanwhile are taken
- * together. */
-static int next_messages(int sock, incoming *in, unsigned batch_ms)
+/* The next messages (how many; 0 when the recorder is gone). When none
+ * is there, the answers so far go first, then it waits batch_ms before it
+ * waits for more: a wake-up costs more than the unwinds it serves (a
+ * context switch, on a VM an exit to the hypervisor, the target's core
+ * disturbed), so the copies queued meanwhile are taken together. */
+static int next_messages(unwinder *u, incoming *in, unsigned batch_ms)
 {
+    int sock = u->sock;
     int n = receive_some(sock, in, MSG_DONTWAIT);
     if (n > 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
         return n > 0 ? n : 0;
+    flush_or_exit(u);
     if (batch_ms)
         poll(NULL, 0, (int)batch_ms);
     n = receive_some(sock, in, MSG_WAITFORONE);
@@ -762,8 +765,7 @@ void rec_unwinder_main(int sock, unsigned batch_ms)
     }
     unsigned long samples = 0;
     for (;;) {
-        flush_or_exit(&u); /* the answers so far, before waiting for more */
-        int got = next_messages(sock, &in, batch_ms);
+        int got = next_messages(&u, &in, batch_ms);
         if (!got)
             _exit(0); /* the recorder closed its end */
         for (int k = 0; k < got; k++) {

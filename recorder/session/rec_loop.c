@@ -325,14 +325,14 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
  * HOLD_GRACE_NS, HOUSEKEEP_MAX_DELAY_NS); a stop pending meanwhile has
  * that time counted as its (b).
  * 1 when --top was told to quit. */
-static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
+static int housekeep_now(session *s, uint64_t now, int last, uint64_t answers_until, zs_error *err)
 {
     int cut = last || now + s->cut_ride_ns >= s->next_second;
     /* A killed recorder loses at most what came after the last cut: an
      * unwind later than REC_UNWIND_LATE_NS does not hold its sample back
      * past one. */
     uint64_t give_up = cut && now > REC_UNWIND_LATE_NS ? now - REC_UNWIND_LATE_NS : 0;
-    if (rec_pending_write(s, last, give_up, err))
+    if (rec_pending_write(s, last ? REC_NATIVE_WAIT : answers_until, give_up, err))
         return -1;
     for (size_t i = s->nslots; i-- > 0;)
         if (s->slots[i]->gone && !s->slots[i]->npending && rec_slots_release_gone(s, i, err))
@@ -352,20 +352,22 @@ static int housekeep_now(session *s, uint64_t now, int last, zs_error *err)
     return !last && s->top && rec_top_idle(s->top, now, &s->stats);
 }
 
-static int housekeep(session *s, uint64_t now, int last, zs_error *err)
+static int housekeep(session *s, uint64_t now, int last, uint64_t answers_until, zs_error *err)
 {
     int out = interrupted(s);
     uint64_t begin = out ? rec_now_ns() : 0;
-    int rc = housekeep_now(s, now, last, err);
+    int rc = housekeep_now(s, now, last, answers_until, err);
     if (out)
         s->elsewhere_ns += rec_now_ns() - begin;
     return rc;
 }
 
 /* One turn of the loop when timers in the kernel make the looks' verdict
- * (rec_bpf_sampler_watched): the records are polled at their time or at a
- * notice, the looks run when a notice asks for them, housekeeping follows
- * each poll, and the wait is for the next of these: nothing at the rate.
+ * (rec_bpf_sampler_watched): the records are polled at their time (with
+ * the second's cut) or at a notice, the looks run when a notice asks for
+ * them, housekeeping follows the polls at their time only (the captures a
+ * notice's poll took wait for it: one hand-over to the unwinder a poll),
+ * and the wait is for the next of these: nothing at the rate.
  * *woke: the last wait ended at a notice. 1 at the end, -1 on an error. */
 static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
                       uint64_t poll_every, uint64_t end, zs_error *err)
@@ -373,19 +375,20 @@ static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
     uint64_t now = rec_now_ns();
     if (end && now >= end)
         return 1;
-    int more = 0, polled = 0;
-    if (now >= *next_poll || *woke) {
+    int timed = now >= *next_poll || now + s->cut_ride_ns >= s->next_second;
+    int more = 0;
+    if (timed || *woke) {
         if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0)
             return -1;
-        polled = 1;
-        *next_poll = more ? now : now + poll_every;
+        if (timed)
+            *next_poll = more ? now : now + poll_every;
     }
-    *woke = 0;
+    *woke = more && !timed; /* a notice's poll that left records: again */
     for (size_t i = 0; i < s->nslots; i++) /* only the threads noticed: --all may sample many */
         if (s->slots[i]->due_noticed && s->slots[i]->active)
             rec_bpf_sampler_look(s, s->slots[i]);
-    if (polled || now + s->cut_ride_ns >= s->next_second) {
-        int rc = housekeep(s, now, 0, err);
+    if (timed) {
+        int rc = housekeep(s, now, 0, rec_now_ns() + POLL_ANSWERS_NS, err);
         if (rc != 0)
             return rc;
         s->housekept_ns = rec_now_ns();
@@ -469,9 +472,9 @@ int rec_loop_run(session *s, zs_error *err)
         }
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
-        int more = 0;
+        int more = 0, polled = 0;
         if (offcpu_due) { /* the kernel's records, then their writing, at each poll only */
-            if (now < next_poll) {
+            if (now < next_poll && now + s->cut_ride_ns < s->next_second) {
                 held = next_poll;
             } else if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0) {
                 return -1;
@@ -480,11 +483,11 @@ int rec_loop_run(session *s, zs_error *err)
                  * period) from now: polls and housekeeping wake nothing
                  * of their own, each wake-up costing more than its work. */
                 next_poll = more ? now : now + poll_every - clock.period_ns;
-                held = 0;
+                polled = 1;
             }
         }
-        if (!held || now >= due || (offcpu_due && now + s->cut_ride_ns >= s->next_second)) {
-            int rc = housekeep(s, now, 0, err);
+        if (offcpu_due ? polled : !held || now >= due) {
+            int rc = housekeep(s, now, 0, offcpu_due ? rec_now_ns() + POLL_ANSWERS_NS : 0, err);
             if (rc < 0)
                 return -1;
             if (rc > 0)
@@ -531,6 +534,6 @@ int rec_loop_run(session *s, zs_error *err)
      * kept. The BPF sampler's last records are. */
     if (s->o->bpf && rec_bpf_feed_poll(s, RELEASE_NS, err) < 0)
         return -1;
-    return housekeep(s, rec_now_ns(), 1, err) < 0 ? -1 : 0;
+    return housekeep(s, rec_now_ns(), 1, REC_NATIVE_WAIT, err) < 0 ? -1 : 0;
 }
 

@@ -207,6 +207,7 @@ static int drain_late(session *s, slot *sl, uint64_t wait_until, zs_error *err)
 static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_up_ns, zs_error *err)
 {
     pending_sample *p = &sl->pending[sl->pending_head];
+    const zs_frame *script = p->frames; /* a late sample's once written: alive until its answer */
     int rc = 0;
     if (p->failed) {
         /* A read of a process that is gone fails; its exit comes next. */
@@ -239,8 +240,8 @@ static int write_head(session *s, slot *sl, uint64_t wait_until, uint64_t give_u
     }
     /* --top names script frames only (from live memory). */
     if (rc == 0 && !p->failed && s->top && sl->active) {
-        size_t n = sl->zam ? rec_zam_expand(sl->zam, p->frames, p->nscript, s->opened, ZS_MAX_FRAMES) : 0;
-        rc = rec_top_sample(s->top, &sl->target, n ? s->opened : p->frames, n ? n : p->nscript,
+        size_t n = sl->zam ? rec_zam_expand(sl->zam, script, p->nscript, s->opened, ZS_MAX_FRAMES) : 0;
+        rc = rec_top_sample(s->top, &sl->target, n ? s->opened : script, n ? n : p->nscript,
                             1 + p->ticks.owed, err);
     }
     free(p->frames);
@@ -299,7 +300,9 @@ static slot *oldest_head(const session *s, int *any_full)
     return oldest;
 }
 
-int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
+static uint64_t later(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+int rec_pending_write(session *s, uint64_t answers_until, uint64_t give_up_ns, zs_error *err)
 {
     for (size_t i = 0; i < s->nslots; i++) {
         slot *each = s->slots[i];
@@ -310,7 +313,7 @@ int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
         /* Not only before a head that waits: the unwinds out (nunwinds)
          * count them, and new samples go without while that is full. At
          * the end, and of a target gone, every answer is waited for. */
-        if (drain_late(s, each, wait || each->gone ? REC_NATIVE_WAIT : 0, err) < 0)
+        if (drain_late(s, each, each->gone ? REC_NATIVE_WAIT : answers_until, err) < 0)
             return -1;
     }
     /* In tick order across the targets: the recording's clock only goes
@@ -319,12 +322,13 @@ int rec_pending_write(session *s, int wait, uint64_t give_up_ns, zs_error *err)
      * of every target, until it is older than give_up_ns, or until its
      * answer when its target is gone (its slot is to be freed) or this is
      * the end. A full ring waits for it, but not past REC_UNWIND_LATE_NS
-     * after its tick: then it goes without. */
+     * after its tick: then it goes without. Each waits until answers_until
+     * at least. */
     int any_full;
     slot *sl;
     while ((sl = oldest_head(s, &any_full))) {
         uint64_t tick = sl->pending[sl->pending_head].ticks.last_ns;
-        uint64_t until = wait || sl->gone ? REC_NATIVE_WAIT : any_full ? tick + REC_UNWIND_LATE_NS : 0;
+        uint64_t until = sl->gone ? REC_NATIVE_WAIT : later(answers_until, any_full ? tick + REC_UNWIND_LATE_NS : 0);
         int rc = write_head(s, sl, until, any_full ? UINT64_MAX : give_up_ns, err);
         if (rc < 0)
             return -1;

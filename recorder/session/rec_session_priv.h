@@ -57,10 +57,16 @@ enum {
     /* Off-CPU samples when due: the loop wakes for the looks alone (at
      * the rate, fewer at a busy thread; only when told, where timers in the
      * kernel make their verdict); the records, their unwinds and the
-     * writing go together, this often (each wake-up that carries them
-     * costs more than the samples' own work at low rates:
-     * docs/performance.md, "The always-on cost"). */
-    BPF_DUE_POLL_NS = 200000000,
+     * writing go together, this often, with the second's cut: each
+     * wake-up of the recorder or its unwinder costs more than a sample's
+     * own work below a few hundred samples a second (docs/performance.md,
+     * "The always-on cost"). */
+    BPF_DUE_POLL_NS = 1000000000,
+    /* At such a poll, the unwinds of the captures it hands over are waited
+     * for this long (an unwinder that has caught up answers a second's
+     * captures in a few milliseconds): written with their native frames at
+     * this poll, not given up at the cut. */
+    POLL_ANSWERS_NS = 50000000,
     /* A poll gives way to housekeeping (the second's cut) and the stop
      * signals after this long, records left or not. */
     BPF_POLL_BUDGET_NS = 100000000,
@@ -219,11 +225,13 @@ void rec_pending_keep(struct session *s, slot *sl, int with_stack, tick_span tic
  * with_stack) to the unwinder now, while sl->raw's stack is there; the
  * housekeeping does it for the ptrace sampler. */
 void rec_pending_submit(struct session *s, slot *sl);
-/* Writes the targets' samples, oldest first across all of them: with wait,
- * all (waiting for their unwinds), else up to the first whose unwind is not
- * back and that was taken at or after give_up_ns (0: none given up; when a
- * ring is full, every one). Waits for the answers of a target that is gone. */
-int rec_pending_write(struct session *s, int wait, uint64_t give_up_ns, zs_error *err);
+/* Writes the targets' samples, oldest first across all of them, each
+ * unwind waited for until answers_until (0: not at all; REC_NATIVE_WAIT:
+ * the end, all of them, as long as the unwinder may take), up to the first
+ * whose unwind is not back then and that was taken at or after give_up_ns
+ * (0: none given up; when a ring is full, every one). Waits for the
+ * answers of a target that is gone. */
+int rec_pending_write(struct session *s, uint64_t answers_until, uint64_t give_up_ns, zs_error *err);
 
 /* rec_slots.c: a slot per target, from found to gone. */
 slot *rec_slot_new(struct session *s, zs_error *err);

@@ -109,7 +109,7 @@ static void test_take_order_and_credited_ticks(void)
     put(&b, 0, (tick_span){15000000, 0, 15000000}, fb);
     put(&b, 1, (tick_span){25000000, 0, 25000000}, fb);
 
-    CHECK(rec_pending_write(&s, 1, 0, &err) == 0);
+    CHECK(rec_pending_write(&s, REC_NATIVE_WAIT, 0, &err) == 0);
     CHECK(a.npending == 0 && b.npending == 0);
     CHECK(a.pending_head == 2 && b.pending_head == 2);
     CHECK(rec_output_close(o, 50000, &err) == 0);
