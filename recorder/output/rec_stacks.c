@@ -31,10 +31,22 @@ typedef struct stack_key {
     const zs_frame *frames;
 } stack_key;
 
+/* A word at a time (a byte at a time cost microseconds a stack of native
+ * frames, for every sample): the table compares whole keys, so the hash
+ * need only spread them. */
+static uint64_t hash_pid(uint32_t pid) { return zs_mix64(ZS_FNV_SEED ^ pid); }
+
+static uint64_t hash_frame(uint64_t h, const zs_frame *f)
+{
+    return zs_mix64(zs_mix64(h ^ f->func) + f->stmt);
+}
+
 static uint64_t hash_stack(const stack_key *k)
 {
-    uint64_t h = zs_fnv1a(ZS_FNV_SEED, &k->pid, sizeof k->pid);
-    return zs_fnv1a(h, k->frames, k->n * sizeof *k->frames);
+    uint64_t h = hash_pid(k->pid);
+    for (size_t i = 0; i < k->n; i++)
+        h = hash_frame(h, &k->frames[i]);
+    return h;
 }
 
 static int same_stack(const void *ctx, uint32_t id, const void *key)
@@ -73,9 +85,9 @@ static int index_prefixes(rec_stacks *s, uint32_t id)
 {
     entry *e = &s->entries[id];
     size_t n = e->n < ZS_MAX_FRAMES ? e->n : ZS_MAX_FRAMES;
-    s->prefix_hash[0] = zs_fnv1a(ZS_FNV_SEED, &e->pid, sizeof e->pid);
+    s->prefix_hash[0] = hash_pid(e->pid);
     for (size_t k = 1; k <= n; k++)
-        s->prefix_hash[k] = zs_fnv1a(s->prefix_hash[k - 1], &e->frames[k - 1], sizeof *e->frames);
+        s->prefix_hash[k] = hash_frame(s->prefix_hash[k - 1], &e->frames[k - 1]);
     size_t lo = 0, hi = n; /* prefix lo is known, hi + 1 is not */
     int64_t base = -1;
     while (lo < hi) {
