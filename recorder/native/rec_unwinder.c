@@ -2,6 +2,8 @@
 #include "native/rec_unwinder.h"
 #include "zs_grow.h"
 
+#include "base/rec_clock.h"
+
 #include "native/rec_cfi.h"
 #include "native/rec_dwfl_unwind.h"
 #include "targets/rec_sandbox.h"
@@ -82,13 +84,17 @@ typedef struct location_key {
 
 /* Messages to the recorder, sent together once every message received is
  * handled: one system call, and one wake-up of a recorder waiting for
- * them, for a poll's batch (a second's at low rates), not one a message. */
-enum { OUT_MAX = 256, OUT_BYTES = 512 << 10 };
+ * them, for a poll's batch (a second's at low rates), not one a message.
+ * An unwinder behind (short of a core, reading tables) sends what it has
+ * every OUT_AFTER_NS all the same: its answers are not held back for as
+ * long as it stays behind, nor lost with it should it crash. */
+enum { OUT_MAX = 256, OUT_BYTES = 512 << 10, OUT_AFTER_NS = 20000000 };
 typedef struct outgoing {
     uint8_t bytes[OUT_BYTES];
     size_t used;
     size_t at[OUT_MAX + 1]; /* message k is bytes [at[k], at[k + 1]) */
     size_t n;
+    uint64_t first_ns; /* when the first message queued was */
 } outgoing;
 
 typedef struct unwinder {
@@ -318,6 +324,8 @@ static void send_or_exit(unwinder *u, const rec_unwind_head *h, const void *payl
         flush_or_exit(u);
     if (sizeof *h + len > OUT_BYTES)
         _exit(4); /* no answer is that long */
+    if (!o->n)
+        o->first_ns = rec_now_ns();
     o->at[o->n] = o->used;
     memcpy(o->bytes + o->used, h, sizeof *h);
     memcpy(o->bytes + o->used + sizeof *h, payload, len);
@@ -782,5 +790,7 @@ void rec_unwinder_main(int sock, unsigned batch_ms)
                 abort(); /* the test hook: a parser bug, as the recorder sees it */
             handle(&u, &h, buf + sizeof h, n - sizeof h, fd);
         }
+        if (u.out.n && rec_now_ns() - u.out.first_ns >= OUT_AFTER_NS)
+            flush_or_exit(&u);
     }
 }

@@ -31,6 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultlib import Env, Result, children, run, stop  # noqa: E402
 
 RATE, SECONDS = 200, 3
+# The unwinder crashes at this stack: half way, once it has caught up with
+# the start (it sends its answers when it has nothing more queued, or 20 ms
+# after the first unsent one: a crash loses those unsent).
+CRASH_AT = 300
 
 
 def sections(path):
@@ -65,7 +69,7 @@ def record(env, res, label, target, out, extra_env=None, watch=None):
     # -v: the end report's details (the native frames' counts). ptrace: the
     # unwinder's faults are the same under either sampler, and a launched
     # target under BPF spends its first stacks in the dynamic loader, so the
-    # crash at stack 100 would leave too few with native frames to count.
+    # crash at stack CRASH_AT would leave too few with native frames to count.
     p = subprocess.Popen([env.record, "--sampler", "ptrace", "-v", "--native", "-r", str(RATE), "-d",
                           str(SECONDS), "-o", out,
                           "--", target, "--seconds", str(SECONDS + 1), "--quiet"],
@@ -159,7 +163,7 @@ def main():
         # 3. the unwinder crashes mid-recording
         rec = env.path("crash.zspy")
         err, want, got, _, _ = record(env, res, "crash", env.target("8.0"), rec,
-                                      extra_env={"ZEEK_SPY_TEST_CRASH_UNWINDER": "100"})
+                                      extra_env={"ZEEK_SPY_TEST_CRASH_UNWINDER": str(CRASH_AT)})
         warnings = [l for l in err.splitlines() if "no more native frames" in l]
         res.check(len(warnings) == 1, "crash: %d warnings, want 1: %s" % (len(warnings), err.strip()))
         res.check(got >= 0.9 * want, "crash: %d of %d samples" % (got, want))
@@ -171,8 +175,8 @@ def main():
         res.check(native > 50 and script_only > 50,
                   "crash: %d samples with native frames, %d script-only after the crash"
                   % (native, script_only))
-        print("  unwinder crash at stack 100: %d of %d samples; %d with native frames, %d "
-              "script-only after; %s" % (got, want, native, script_only,
+        print("  unwinder crash at stack %d: %d of %d samples; %d with native frames, %d "
+              "script-only after; %s" % (CRASH_AT, got, want, native, script_only,
                                          warnings[0].split(": ", 1)[-1] if warnings else "?"))
     finally:
         env.cleanup()
