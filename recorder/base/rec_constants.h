@@ -12,8 +12,9 @@ enum {
      * they are skipped and counted, not credited to the late stop. */
     REC_STOP_DEADLINE_NS = 1000000000,
     /* Samples of one target on their way to the recording (rec_pending.c):
-     * a tick finding them all still there is skipped. The BPF sampler's
-     * polls come once a second up to a quarter of this a second. */
+     * a tick finding them all still there is skipped. The BPF sampler
+     * polls once a second, or as often as keeps a poll's samples to a
+     * quarter of this. */
     REC_PENDING_SAMPLES = 512,
     /* Unwinds out at once: of the samples waiting in that ring, and of
      * those written before their answers came, whose native frames follow

@@ -3,7 +3,6 @@
 #include "zs_grow.h"
 
 #include "base/rec_clock.h"
-
 #include "native/rec_cfi.h"
 #include "native/rec_dwfl_unwind.h"
 #include "targets/rec_sandbox.h"
