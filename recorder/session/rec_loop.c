@@ -318,6 +318,9 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
     return rec_output_tick(s->out, now, !last, switch_now, err);
 }
 
+/* The second's cut is due: on time, or riding on this wake-up (cut_ride_ns). */
+static int cut_due(const session *s, uint64_t now) { return now + s->cut_ride_ns >= s->next_second; }
+
 /* Everything but sampling: the samples taken are written, the targets
  * that left are seen to, the new ones the scout found are seized, and once
  * a second the counters and a zstd frame (maybe a new part) go out. Runs
@@ -327,12 +330,12 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
  * 1 when --top was told to quit. */
 static int housekeep_now(session *s, uint64_t now, int last, uint64_t answers_until, zs_error *err)
 {
-    int cut = last || now + s->cut_ride_ns >= s->next_second;
+    int cut = last || cut_due(s, now);
     /* A killed recorder loses at most what came after the last cut: an
      * unwind later than REC_UNWIND_LATE_NS does not hold its sample back
      * past one. */
     uint64_t give_up = cut && now > REC_UNWIND_LATE_NS ? now - REC_UNWIND_LATE_NS : 0;
-    if (rec_pending_write(s, last ? REC_NATIVE_WAIT : answers_until, give_up, err))
+    if (rec_pending_write(s, answers_until, give_up, err))
         return -1;
     for (size_t i = s->nslots; i-- > 0;)
         if (s->slots[i]->gone && !s->slots[i]->npending && rec_slots_release_gone(s, i, err))
@@ -352,6 +355,8 @@ static int housekeep_now(session *s, uint64_t now, int last, uint64_t answers_un
     return !last && s->top && rec_top_idle(s->top, now, &s->stats);
 }
 
+/* answers_until: how long the unwinds are waited for (rec_pending_write);
+ * REC_NATIVE_WAIT at the end (last). */
 static int housekeep(session *s, uint64_t now, int last, uint64_t answers_until, zs_error *err)
 {
     int out = interrupted(s);
@@ -359,6 +364,15 @@ static int housekeep(session *s, uint64_t now, int last, uint64_t answers_until,
     int rc = housekeep_now(s, now, last, answers_until, err);
     if (out)
         s->elsewhere_ns += rec_now_ns() - begin;
+    return rc;
+}
+
+/* Housekeeping after a BPF poll at its time: the unwinds of the captures
+ * it hands over are waited for (POLL_ANSWERS_NS). */
+static int housekeep_poll(session *s, uint64_t now, zs_error *err)
+{
+    int rc = housekeep(s, now, 0, rec_now_ns() + POLL_ANSWERS_NS, err);
+    s->housekept_ns = rec_now_ns();
     return rc;
 }
 
@@ -375,7 +389,7 @@ static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
     uint64_t now = rec_now_ns();
     if (end && now >= end)
         return 1;
-    int timed = now >= *next_poll || now + s->cut_ride_ns >= s->next_second;
+    int timed = now >= *next_poll || cut_due(s, now);
     int more = 0;
     if (timed || *woke) {
         if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0)
@@ -388,10 +402,9 @@ static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
         if (s->slots[i]->due_noticed && s->slots[i]->active)
             rec_bpf_sampler_look(s, s->slots[i]);
     if (timed) {
-        int rc = housekeep(s, now, 0, rec_now_ns() + POLL_ANSWERS_NS, err);
+        int rc = housekeep_poll(s, now, err);
         if (rc != 0)
             return rc;
-        s->housekept_ns = rec_now_ns();
     }
     if (more)
         return 0; /* the records the poll left, at once */
@@ -472,22 +485,23 @@ int rec_loop_run(session *s, zs_error *err)
         }
         uint64_t now = rec_now_ns(), due = s->housekept_ns + max_delay;
         uint64_t held = held_until(s, now);
-        int more = 0, polled = 0;
-        if (offcpu_due) { /* the kernel's records, then their writing, at each poll only */
-            if (now < next_poll && now + s->cut_ride_ns < s->next_second) {
-                held = next_poll;
-            } else if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0) {
+        int more = 0;
+        if (offcpu_due && (now >= next_poll || cut_due(s, now))) {
+            /* The kernel's records, then their writing, at each poll only. */
+            if ((more = rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err)) < 0)
                 return -1;
-            } else {
-                /* The next one at the first look a poll's time (less a
-                 * period) from now: polls and housekeeping wake nothing
-                 * of their own, each wake-up costing more than its work. */
-                next_poll = more ? now : now + poll_every - clock.period_ns;
-                polled = 1;
-            }
-        }
-        if (offcpu_due ? polled : !held || now >= due) {
-            int rc = housekeep(s, now, 0, offcpu_due ? rec_now_ns() + POLL_ANSWERS_NS : 0, err);
+            /* The next one at the first look a poll's time (less a period)
+             * from now: polls and housekeeping wake nothing of their own,
+             * each wake-up costing more than its work. */
+            next_poll = more ? now : now + poll_every - clock.period_ns;
+            int rc = housekeep_poll(s, now, err);
+            if (rc < 0)
+                return -1;
+            if (rc > 0)
+                break;
+            now = s->housekept_ns;
+        } else if (!offcpu_due && (!held || now >= due)) {
+            int rc = housekeep(s, now, 0, 0, err);
             if (rc < 0)
                 return -1;
             if (rc > 0)
