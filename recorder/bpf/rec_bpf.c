@@ -30,7 +30,14 @@ _Static_assert((int)REC_BPF_MODEL_FRAME_STACK == (int)ZS_MODEL_FRAME_STACK &&
 
 enum {
     MAX_TARGETS = 128,           /* threads sampled at once (the maps' size) */
-    RING_BYTES = 4 << 20,        /* a second of 1 kHz ticks of 32 deep 8.1+ stacks, 4 times over */
+    RING_BYTES = 4 << 20,        /* at least: a second of 1 kHz ticks of 32 deep 8.1+ stacks, 4 times over */
+    MAX_RING_BYTES = 64 << 20,
+    /* What a CPU busy with a target's thread sends a second and a tick a
+     * second, at most, with stack copies of 8 KiB: a quarter of it is what
+     * arrives while the recorder is busy elsewhere (its wait for the
+     * unwinder's answers, a poll's budget) after the fill woke it. */
+    RING_BYTES_PER_CPU_HZ = 2 << 10,
+    SMALL_RING_BYTES = 512 << 10, /* for the tests: filled between two polls */
     MAX_OFFSET = 4096,           /* of a member the kernel side reads */
 };
 
@@ -304,7 +311,15 @@ static int load(rec_bpf *b, unsigned flags, rec_bpf_offcpu offcpu, zs_error *err
     bpf_map__set_max_entries(b->skel->maps.zs_counters, (uint32_t)b->ncpus);
     bpf_map__set_max_entries(b->skel->maps.zs_offcpu, MAX_TARGETS);
     bpf_map__set_max_entries(b->skel->maps.zs_watches, MAX_TARGETS);
-    bpf_map__set_max_entries(b->skel->maps.zs_ring, RING_BYTES);
+    /* Every CPU may run a target (--all on a sensor): the ring grows with
+     * them and the rate, a power of 2 as the kernel wants it. */
+    uint64_t ring = RING_BYTES, hz = 1000000000ULL / b->period_ns;
+    while (ring < MAX_RING_BYTES && ring < (uint64_t)b->ncpus * hz * RING_BYTES_PER_CPU_HZ)
+        ring <<= 1;
+    if (flags & REC_BPF_SMALL_RING)
+        ring = SMALL_RING_BYTES;
+    bpf_map__set_max_entries(b->skel->maps.zs_ring, (uint32_t)ring);
+    b->skel->rodata->zs_ring_wake_bytes = ring / 4;
     bpf_map__set_max_entries(b->skel->maps.zs_scratch, (uint32_t)b->ncpus);
     bpf_program__set_autoload(b->skel->progs.zs_switch, offcpu == REC_BPF_OFFCPU_SWITCH);
     bpf_program__set_autoload(b->skel->progs.zs_due, offcpu == REC_BPF_OFFCPU_DUE && !b->due_run);

@@ -33,6 +33,7 @@ enum rec_bpf_open_flags {
     REC_BPF_OFFCPU_WHEN_DUE = 1 << 3, /* off-CPU samples when due where the kernel can (6.1+) */
     REC_BPF_DUE_ITER = 1 << 4,        /* their looks by task iterators, as on 6.1, on any kernel (tests) */
     REC_BPF_DUE_RUN = 1 << 5,         /* their looks at the rate by BPF_PROG_RUN, no timers (tests) */
+    REC_BPF_SMALL_RING = 1 << 6,      /* a ring that a few targets fill between two polls (tests) */
 };
 
 /* Loads the kernel side for ticks of 1/hz of a thread's CPU time (and,

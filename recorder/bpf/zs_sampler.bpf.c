@@ -165,6 +165,9 @@ const volatile __u32 zs_self_timing = 0;
  * bpf_get_current_task_btf (5.15, 5.11). */
 const volatile __u32 zs_have_cookie = 0;
 const volatile __u32 zs_have_task_pt_regs = 0;
+/* The ring's fill at which a record wakes user space (the loader sets it:
+ * a quarter of the ring). */
+const volatile __u64 zs_ring_wake_bytes = 0;
 
 static __always_inline struct percpu *this_cpu(void)
 {
@@ -382,6 +385,16 @@ static __always_inline void take(struct task_struct *from, const rec_bpf_target 
     copy_stack(from, t, r, task);
 }
 
+/* No wake-up for a record: user space polls on its own clock, as seldom
+ * as once a second or less. But many targets' records (each with its stack
+ * copy) can fill the ring before then: past a quarter of it, each record
+ * wakes user space to take them. */
+static __always_inline __u64 wake_flag(void)
+{
+    return bpf_ringbuf_query(&zs_ring, BPF_RB_AVAIL_DATA) >= zs_ring_wake_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                                 : BPF_RB_NO_WAKEUP;
+}
+
 /* The record's head and its stack copy, one run of bytes, into the ring
  * with one copy (a size known at run time, bounded: 5.8 on). */
 static __always_inline void send(__u64 *counters, struct record *r)
@@ -389,8 +402,7 @@ static __always_inline void send(__u64 *counters, struct record *r)
     __u64 len = (__u64)r->ev.head_len + r->ev.stack_len;
     if (len < sizeof r->ev || len > sizeof *r)
         return;
-    /* No wake-up: user space polls on its own clock. */
-    if (bpf_ringbuf_output(&zs_ring, r, len, BPF_RB_NO_WAKEUP))
+    if (bpf_ringbuf_output(&zs_ring, r, len, wake_flag()))
         counters[REC_BPF_C_RING_FULL]++;
 }
 
@@ -402,7 +414,7 @@ static __always_inline void send_small(const rec_bpf_target *t, rec_bpf_event *e
                                        __u64 *counters)
 {
     if (n == 0) {
-        if (bpf_ringbuf_output(&zs_ring, ev, sizeof *ev, BPF_RB_NO_WAKEUP))
+        if (bpf_ringbuf_output(&zs_ring, ev, sizeof *ev, wake_flag()))
             counters[REC_BPF_C_RING_FULL]++;
         return;
     }
@@ -413,7 +425,7 @@ static __always_inline void send_small(const rec_bpf_target *t, rec_bpf_event *e
     }
     read_body(NULL, t, ev, r->data, n, SMALL_FRAMES, SMALL_CI_REGION - 1, SMALL_MASK);
     __builtin_memcpy(&r->ev, ev, sizeof *ev);
-    bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+    bpf_ringbuf_submit(r, wake_flag());
 }
 
 /* One tick: 1/hz of the thread's CPU time (the weight is always 1: the

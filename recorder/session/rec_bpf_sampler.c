@@ -16,6 +16,7 @@
 #define BPF_SELF_TIMING_ENV "ZEEK_SPY_BPF_SELF_TIMING"
 #define BPF_LEGACY_ENV "ZEEK_SPY_BPF_LEGACY"
 #define BPF_OFFCPU_ENV "ZEEK_SPY_BPF_OFFCPU"
+#define BPF_SMALL_RING_ENV "ZEEK_SPY_BPF_SMALL_RING"
 
 int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *err)
 {
@@ -43,6 +44,10 @@ int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *er
         flags |= REC_BPF_DUE_ITER;
     if (offcpu && !strcmp(offcpu, "due-run"))
         flags |= REC_BPF_DUE_RUN;
+    /* For the tests: a ring that fills between two polls, so that its
+     * records must wake the recorder (zs_sampler.bpf.c's wake_flag). */
+    if (getenv(BPF_SMALL_RING_ENV))
+        flags |= REC_BPF_SMALL_RING;
     if (o->cpu_only)
         flags |= REC_BPF_NO_OFFCPU;
     rec_bpf_set_verbose(o->verbose);
