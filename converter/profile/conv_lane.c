@@ -68,7 +68,11 @@ static void describe_process(FILE *out, const conv_lane *l, size_t from, size_t 
         if (p->has_queue && p->queue_bytes > queue_max)
             queue_max = p->queue_bytes;
     }
-    fprintf(out, "%spid %u load: %zu seconds", indent, first->pid, to - from);
+    /* The seconds the readings cover: one a second, or one a cut where the
+     * recorder's cut came less often (at low rates). */
+    size_t n = to - from;
+    double seconds = n > 1 ? (double)(last->t_ns - first->t_ns) / 1e9 * (double)n / (double)(n - 1) : 1;
+    fprintf(out, "%spid %u load: %.0f seconds", indent, first->pid, seconds);
     if (last->has_counters) {
         fprintf(out, ", %s %s source; %llu packets received, %llu dropped (as zeek last asked), at most "
                 "%.0f a second", last->live ? "live" : "trace file", last->af_packet ? "AF_Packet" : "libpcap",

@@ -75,8 +75,8 @@ struct rec_native {
     uint64_t started_ns;
     uint64_t files_hash; /* of the file-backed maps lines the unwinder has */
     uint64_t followed_ns; /* rec_native_follow_modules' last look */
-    unsigned outstanding; /* unwinds asked for, not answered yet */
-    uint64_t asked_ns;    /* when the oldest of them was asked for */
+    unsigned outstanding; /* unwinds asked for, not answered yet (the last ntx still queued) */
+    uint64_t asked_ns;    /* when the oldest of them was sent */
     uint64_t truncated;
     uint64_t general; /* unwinds libdwfl's general path made */
     int copier;       /* no unwinder: the window's copy is for ZAM alone */
@@ -629,6 +629,10 @@ int rec_native_flush(rec_native *n)
     }
     if (sent <= 0)
         return -2; /* no room: they wait for the next flush */
+    /* The oldest capture asked for was still here (queued since a poll
+     * took it, up to a cut before): its answer's clock starts now. */
+    if (n->ntx == n->outstanding)
+        n->asked_ns = rec_now_ns();
     size_t done = (size_t)sent, from = n->tx_at[done];
     memmove(n->tx, n->tx + from, n->tx_used - from);
     for (size_t k = done; k <= n->ntx; k++)

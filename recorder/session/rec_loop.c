@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The sampling loop: ticks on the clock, interrupts every target, takes
  * each stop as it arrives, writes what was read once the target runs
- * again, and once a second the counters, Zeek's clock and a zstd frame. */
+ * again, and at each cut (once a second, less often at low rates) the
+ * counters, Zeek's clock and a zstd frame. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,7 +242,7 @@ static void tick(session *s, uint64_t tick_ns)
         s->spin_backoff = SPIN_BACKOFF_TICKS;
 }
 
-/* Once a second, without stopping zeek: its load (rec_load.h) and, for
+/* At each cut, without stopping zeek: its load (rec_load.h) and, for
  * the BPF sampler, whose records carry no network_time (a page away from
  * call_stack: a cold page more for every tick), its clock, in the same
  * read. A failed read keeps the last network_time. */
@@ -276,9 +277,11 @@ static int write_count(session *s, uint64_t t_us, zs_event_kind kind, uint64_t t
     return 0;
 }
 
-/* Once a second: account skipped ticks and torn reads, note Zeek's clock,
- * and cut a zstd frame so a killed recorder loses at most this second. */
-static int second_tick(session *s, uint64_t now, int last, zs_error *err)
+/* At the cut (once a second; less often at low rates, rec_session_priv.h:
+ * CUT_SAMPLES): account skipped ticks and torn reads, note Zeek's clock
+ * and load, and cut a zstd frame so a killed recorder loses at most what
+ * came since. */
+static int cut_tick(session *s, uint64_t now, int last, zs_error *err)
 {
     uint64_t t = rec_since_start_us(s, now);
     if (write_count(s, t, ZS_EV_SKIPPED, s->stats.skipped, &s->skipped_written, err) ||
@@ -318,12 +321,26 @@ static int second_tick(session *s, uint64_t now, int last, zs_error *err)
     return rec_output_tick(s->out, now, !last, switch_now, err);
 }
 
-/* The second's cut is due: on time, or riding on this wake-up (cut_ride_ns). */
-static int cut_due(const session *s, uint64_t now) { return now + s->cut_ride_ns >= s->next_second; }
+/* How often the cut comes (rec_session_priv.h: CUT_SAMPLES): once a
+ * second but where the BPF sampler's records are polled with it, at a rate
+ * below CUT_SAMPLES, and no live view redraws every second; never less
+ * often than --stats prints. */
+static uint64_t cut_every(const session *s, int offcpu_due, uint64_t period_ns)
+{
+    uint64_t every = 1000000000ULL, stats = (uint64_t)(s->o->stats_interval_s * 1e9);
+    if (!offcpu_due || s->top || period_ns * CUT_SAMPLES <= every)
+        return every;
+    uint64_t longest = stats && stats < CUT_MAX_NS ? stats : CUT_MAX_NS;
+    every = period_ns * CUT_SAMPLES < longest ? period_ns * CUT_SAMPLES : longest;
+    return every > 1000000000ULL ? every : 1000000000ULL;
+}
+
+/* The cut is due: on time, or riding on this wake-up (cut_ride_ns). */
+static int cut_due(const session *s, uint64_t now) { return now + s->cut_ride_ns >= s->next_cut; }
 
 /* Everything but sampling: the samples taken are written, the targets
- * that left are seen to, the new ones the scout found are seized, and once
- * a second the counters and a zstd frame (maybe a new part) go out. Runs
+ * that left are seen to, the new ones the scout found are seized, and at
+ * a cut the counters and a zstd frame (maybe a new part) go out. Runs
  * only while no target is held that may stop soon (rec_session_priv.h:
  * HOLD_GRACE_NS, HOUSEKEEP_MAX_DELAY_NS); a stop pending meanwhile has
  * that time counted as its (b).
@@ -343,9 +360,9 @@ static int housekeep_now(session *s, uint64_t now, int last, uint64_t answers_un
     if (!last && s->scout && rec_slots_adopt(s, err))
         return -1;
     if (cut) {
-        if (second_tick(s, now, last, err))
+        if (cut_tick(s, now, last, err))
             return -1;
-        s->next_second = now + 1000000000ULL;
+        s->next_cut = now + s->cut_every_ns;
     }
     uint64_t every = (uint64_t)(s->o->stats_interval_s * 1e9);
     if (!last && every && now >= s->next_stats) {
@@ -378,7 +395,7 @@ static int housekeep_poll(session *s, uint64_t now, zs_error *err)
 
 /* One turn of the loop when timers in the kernel make the looks' verdict
  * (rec_bpf_sampler_watched): the records are polled at their time (with
- * the second's cut) or at a notice, the looks run when a notice asks for
+ * the cut) or at a notice, the looks run when a notice asks for
  * them, housekeeping follows the polls at their time only (the captures a
  * notice's poll took wait for it: one hand-over to the unwinder a poll),
  * and the wait is for the next of these: nothing at the rate.
@@ -408,7 +425,7 @@ static int watch_once(session *s, rec_waiter *w, int *woke, uint64_t *next_poll,
     }
     if (more)
         return 0; /* the records the poll left, at once */
-    uint64_t until = *next_poll < s->next_second ? *next_poll : s->next_second;
+    uint64_t until = *next_poll < s->next_cut ? *next_poll : s->next_cut;
     if (end && end < until)
         until = end;
     int r = rec_waiter_wait(w, until);
@@ -446,7 +463,8 @@ int rec_loop_run(session *s, zs_error *err)
     rec_clock_init(&clock, hz, 1, rec_now_ns() ^ (uint64_t)getpid());
     s->period_ns = clock.period_ns;
     uint64_t end = s->o->duration_s > 0 ? s->start_ns + (uint64_t)(s->o->duration_s * 1e9) : 0;
-    s->next_second = s->start_ns + 1000000000ULL;
+    s->cut_every_ns = cut_every(s, offcpu_due, clock.period_ns);
+    s->next_cut = s->start_ns + s->cut_every_ns;
     s->cut_ride_ns = offcpu_due ? CUT_RIDE_NS : 0;
     s->next_stats = s->start_ns + (uint64_t)(s->o->stats_interval_s * 1e9);
 
@@ -455,9 +473,9 @@ int rec_loop_run(session *s, zs_error *err)
     if (max_delay > HOUSEKEEP_MAX_DELAY_NS)
         max_delay = HOUSEKEEP_MAX_DELAY_NS;
     s->housekept_ns = s->start_ns;
-    /* When due, the records are polled every BPF_DUE_POLL_NS, but never
-     * less often than a tick nor than a quarter of a pending ring fills. */
-    uint64_t poll_every = BPF_DUE_POLL_NS > clock.period_ns ? BPF_DUE_POLL_NS : clock.period_ns;
+    /* When due, the records are polled with the cut, but never less often
+     * than a tick nor than a quarter of a pending ring fills. */
+    uint64_t poll_every = s->cut_every_ns > clock.period_ns ? s->cut_every_ns : clock.period_ns;
     if (poll_every > clock.period_ns * (REC_PENDING_SAMPLES / 4))
         poll_every = clock.period_ns * (REC_PENDING_SAMPLES / 4);
     uint64_t next_poll = s->start_ns;
@@ -515,10 +533,10 @@ int rec_loop_run(session *s, zs_error *err)
             uint64_t until = end && end < clock.deadline_ns ? end : clock.deadline_ns;
             if (held && (held < due ? held : due) < until && !offcpu_due)
                 until = held < due ? held : due;
-            /* The second's cut on time all the same: a killed recorder
-             * loses at most the last second. */
-            if (offcpu_due && s->next_second < until)
-                until = s->next_second;
+            /* The cut on time all the same: a killed recorder loses at
+             * most what came since the last one. */
+            if (offcpu_due && s->next_cut < until)
+                until = s->next_cut;
             /* The BPF sampler traces nothing but a launched zeek: its
              * children's state changes come with a SIGCHLD. */
             if (rec_ptrace_wait(until) != 0 || !s->o->bpf)

@@ -57,11 +57,15 @@ enum {
     /* Off-CPU samples when due: the loop wakes for the looks alone (at
      * the rate, fewer at a busy thread; only when told, where timers in the
      * kernel make their verdict); the records, their unwinds and the
-     * writing go together, this often, with the second's cut: each
-     * wake-up of the recorder or its unwinder costs more than a sample's
-     * own work below a few hundred samples a second (docs/performance.md,
-     * "The always-on cost"). */
-    BPF_DUE_POLL_NS = 1000000000,
+     * writing go together with the cut: each wake-up of the recorder or its
+     * unwinder costs more than a sample's own work below a few hundred
+     * samples a second (docs/performance.md, "The always-on cost"). The cut
+     * comes once a second, and below CUT_SAMPLES a second once every
+     * CUT_SAMPLES ticks, at most every CUT_MAX_NS: what a poll, its
+     * hand-over and the cut cost (their wake-ups, the load's reads, a zstd
+     * frame) then follows the rate. A killed recorder loses at most that. */
+    CUT_SAMPLES = 32,
+    CUT_MAX_NS = 8000000000LL,
     /* At such a poll, the unwinds of the captures it hands over are waited
      * for this long (an unwinder that has caught up answers a second's
      * captures in a few milliseconds): written with their native frames at
@@ -183,8 +187,9 @@ typedef struct session {
     /* The time the loop spent on housekeeping while an interrupt was out:
      * a stop that came meanwhile waited for it (rec_stats' elsewhere). */
     uint64_t elsewhere_ns;
-    uint64_t next_second, next_stats; /* housekeeping's clock */
-    uint64_t cut_ride_ns; /* the second's cut is taken at a wake-up this much before it */
+    uint64_t next_cut, next_stats; /* housekeeping's clock */
+    uint64_t cut_every_ns; /* the cut's period: a second, longer at low rates (CUT_SAMPLES) */
+    uint64_t cut_ride_ns; /* the cut is taken at a wake-up this much before it */
     uint64_t housekept_ns;            /* when it last ran */
     /* Counters already written as events (the totals are in stats). */
     uint64_t skipped_written, torn_written, deep_written, failed_written, credited_written,

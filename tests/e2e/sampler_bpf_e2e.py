@@ -143,10 +143,10 @@ class TracerWatch:
         print("  TracerPid 0 and never stopped in %d looks" % self.seen)
 
 
-def record_bpf(env, rec, pid, seconds, extra=("--no-native",)):
+def record_bpf(env, rec, pid, seconds, extra=("--no-native",), rate=RATE_HZ):
     """Script frames only unless extra says otherwise: the double's truth
     is of its script functions."""
-    rc, err, ids = run_watched([env.record, "-v", "--sampler", "bpf", "-r", str(RATE_HZ), "-p", str(pid),
+    rc, err, ids = run_watched([env.record, "-v", "--sampler", "bpf", "-r", str(rate), "-p", str(pid),
                                 "-d", str(seconds), "-o", rec] + list(extra), [pid])
     if rc != 0:
         fail("record --sampler bpf exited %d" % rc)
@@ -395,6 +395,48 @@ def test_kill(env):
     print("  %d samples kept, nothing left attached" % samples)
 
 
+LOW_RATE_HZ = 4  # below 32 a second, the cut comes every 32 ticks' time: 8 s here
+
+
+def test_low_rate(env):
+    """At a low rate the cut (the polls, their hand-over to the unwinder,
+    the load, a zstd frame) comes once every 32 ticks' time, 8 s at 4 Hz:
+    a recording's samples are all written at its end with their native
+    frames, though they waited for the cut before their unwinds were asked
+    for; a recorder SIGKILLed after the first cut leaves what came before
+    it."""
+    target = e2e.start_target(env, 16)
+    whole, killed = env.path("low.zspy"), env.path("low-killed.zspy")
+    victim = subprocess.Popen([env.record, "--sampler", "bpf", "-r", str(LOW_RATE_HZ), "-p",
+                               str(target.pid), "-o", killed], stderr=subprocess.PIPE, text=True)
+    for line in victim.stderr:
+        if "sampling 1 process" in line:
+            break
+    started = time.monotonic()
+    r = record_bpf(env, whole, target.pid, 11, extra=(), rate=LOW_RATE_HZ)
+    time.sleep(max(0.0, 9.5 - (time.monotonic() - started)))
+    victim.kill()
+    victim.wait()
+    target.wait(timeout=30)
+    samples, unwound, failed, unmatched = native_report(r.stderr, "bpf, %d Hz" % LOW_RATE_HZ)
+    m = BPF_RECORDS.search(r.stderr)
+    records = int(m.group(1)) + int(m.group(2)) if m else 0
+    print("  %d Hz for 11 s: %d samples, %d records, %d unwound, %d failed, %d not matching"
+          % (LOW_RATE_HZ, samples, records, unwound, failed, unmatched))
+    if samples < 0.85 * 11 * LOW_RATE_HZ:
+        fail("%d samples in 11 s at %d Hz" % (samples, LOW_RATE_HZ))
+    if "no more native frames" in r.stderr or failed or unwound < records:
+        fail("native frames lost at a low rate:\n%s" % r.stderr)
+    k = e2e.run([env.convert, "--no-cache", "-q", "-f", "folded", "-o", "-", killed])
+    if k.returncode != 0:
+        fail("the recording killed at 9.5 s does not convert: %s" % k.stderr)
+    kept = sum(int(line.rsplit(" ", 1)[1]) for line in k.stdout.splitlines() if line.strip())
+    # The first cut, 8 s in, wrote what came before it (a margin of 1 s).
+    if kept < 7 * LOW_RATE_HZ:
+        fail("only %d samples survived a SIGKILL 9.5 s into %d Hz" % (kept, LOW_RATE_HZ))
+    print("  SIGKILLed at 9.5 s: %d samples kept" % kept)
+
+
 def test_choice(env):
     """Without the capabilities BPF needs: bpf refuses in one line, naming
     why; the default (auto) records with ptrace and says why in one note
@@ -493,7 +535,7 @@ def main():
     skip_unless_bpf(env)
     chosen = {"attach": test_attach, "compare": test_compare, "launch": test_launch,
               "all": test_all, "kill": test_kill, "choice": test_choice,
-              "native": test_native, "cpu-only": test_cpu_only}[test]
+              "native": test_native, "cpu-only": test_cpu_only, "low-rate": test_low_rate}[test]
     for attempt in (1, 2):
         try:
             chosen(env)
