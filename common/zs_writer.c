@@ -23,8 +23,11 @@ enum { FLUSH_AT = 256 << 10, INITIAL_CAP = 1 << 20, FRAME_RAW_MAX = 8 << 20 };
  * the level decides. On a real zeek's recording at level 3 a flush costs
  * about 1/37 of level 18's (btultra), for a file 12 % larger; level 1 halves
  * level 3's time again for 12 % more (docs/performance.md, "The always-on
- * cost"). The window stays capped at 1 MiB: a sensor's memory. */
-enum { ZSTD_LEVEL = 3, ZSTD_WINDOW_LOG = 20 };
+ * cost"). The window stays capped at 1 MiB: a sensor's memory. Its match
+ * tables shrink to 16 KiB each (level 3's are 512 and 256 KiB): a second's
+ * few KB then meet fewer cold cache lines, a flush costing 0.6 of level 3's
+ * for a file 4 % larger (docs/performance.md, "seventh session"). */
+enum { ZSTD_LEVEL = 3, ZSTD_WINDOW_LOG = 20, ZSTD_HASH_LOG = 14, ZSTD_CHAIN_LOG = 14 };
 _Static_assert(FRAME_RAW_MAX + 2 * FLUSH_AT <= ZS_MAX_FRAME_BYTES,
                "a frame decompresses within what a reader takes");
 
@@ -63,6 +66,8 @@ zs_writer *zs_writer_create(const char *path, uid_t uid, gid_t gid, zs_error *er
     }
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_windowLog, ZSTD_WINDOW_LOG);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_hashLog, ZSTD_HASH_LOG);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_chainLog, ZSTD_CHAIN_LOG);
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
     w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
     if (w->fd < 0) {
