@@ -81,8 +81,7 @@ int rec_bpf_notice_fd(const rec_bpf *b);
 /* REC_BPF_OFFCPU_DUE: an off-CPU sample of each target thread that is
  * away from its CPU now (zs_due), into the ring; one call a tick of the
  * wall clock. Returns how many threads could not be looked at; *busy: 1
- * when every thread looked at was on its CPU, owing less than a period of
- * time away (REC_BPF_DUE_BUSY). */
+ * when every thread looked at was on its CPU (REC_BPF_DUE_BUSY). */
 int rec_bpf_due(rec_bpf *b, int *busy);
 /* The same for thread tid alone (by BPF_PROG_RUN: the looks a notice asks
  * for). -1 when it could not be looked at. */

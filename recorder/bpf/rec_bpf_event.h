@@ -31,14 +31,18 @@
 #define REC_BPF_MODEL_CALLINFO_FRAME 2
 
 /* A look's verdict (zs_due_run's return value, the byte zs_due prints):
- * the thread was on its CPU, owing less than a period of time away. */
+ * the thread was on its CPU. */
 #define REC_BPF_DUE_BUSY 1
-/* Looks at a thread found on its CPU owing less than a period of time away
- * (REC_BPF_DUE_BUSY) thin out: each such look doubles the periods to the
- * next, up to this many and no further apart than this; one that finds it
- * away, or owing more, goes back to every period. The time away is paid
- * all the same (the next look away credits it). Both for the recorder's own
- * looks (rec_loop.c) and for the peeks of zs_due_arm's timers. */
+/* Looks at a thread found on its CPU (REC_BPF_DUE_BUSY) thin out: each
+ * such look doubles the periods to the next, up to this many and no
+ * further apart than this; one that finds it away goes back to every
+ * period. The time away is paid all the same (the next look away credits
+ * it), also when it owes a period or more: a busy zeek that leaves its CPU
+ * for short waits (its log writers' queues) is then caught away a few
+ * looks later, not hunted for at every period (most of its timers' runs
+ * and the recorder's looks, each finding it on its CPU again). Both for
+ * the recorder's own looks (rec_loop.c) and for the peeks of zs_due_arm's
+ * timers. */
 #define REC_BPF_LOOK_STRIDE_MAX 8
 #define REC_BPF_LOOK_GAP_MAX_NS 250000000ULL
 

@@ -622,8 +622,7 @@ static __always_inline int preempted_by_us(struct task_struct *task, __u32 cpu)
 }
 
 /* A look at task: its off-CPU sample when one is due. Returns
- * REC_BPF_DUE_BUSY when it was on its CPU owing less than a period of time
- * away, else 0. */
+ * REC_BPF_DUE_BUSY when it was on its CPU, else 0. */
 static __always_inline int due_look(struct task_struct *task)
 {
     rec_bpf_target *t;
@@ -648,10 +647,9 @@ static __always_inline int due_look(struct task_struct *task)
     __u16 how = how_left(task);
     if (task->on_cpu || (how == REC_BPF_F_PREEMPTED && preempted_by_us(task, cpu))) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_ON_CPU], 1);
-        /* Time away still to pay is paid soonest by looks at every tick:
-         * at the next one away, more likely in the function it was spent
-         * in. */
-        return owed < (__s64)t->period_ns ? REC_BPF_DUE_BUSY : 0;
+        /* Time away still to pay is paid at the next look that finds it
+         * away (rec_bpf_event.h: REC_BPF_LOOK_STRIDE_MAX). */
+        return REC_BPF_DUE_BUSY;
     }
     if (owed < (__s64)t->period_ns) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU_SHORT], 1);
@@ -722,8 +720,8 @@ int zs_due_run(struct rec_bpf_due_args *a)
  * before. A busy zeek owes little: no wake-up of the recorder for the
  * looks that would find it on its CPU. The callback cannot take the
  * sample itself: it may not sleep, and the stack read may. Peeks that
- * find the thread on its CPU owing less than a period thin out as the
- * recorder's looks do (rec_bpf_next_stride). */
+ * find the thread on its CPU thin out as the recorder's looks do
+ * (rec_bpf_next_stride). */
 struct watch {
     struct bpf_timer timer;
     __u32 slot;
@@ -741,7 +739,7 @@ struct {
 
 /* Whether a look at task would take a sample now: away from its CPU
  * (waiting, or runnable and waiting for one) owing a period or more of
- * time away. *busy: on its CPU, owing less than a period. */
+ * time away. *busy: on its CPU. */
 static __always_inline int look_due(struct task_struct *task, const rec_bpf_target *t,
                                     const struct offcpu *s, int *busy)
 {
@@ -751,7 +749,7 @@ static __always_inline int look_due(struct task_struct *task, const rec_bpf_targ
     __s64 owed = s->owed_ns + (__s64)(bpf_ktime_get_ns() - s->looked_ns) -
                  (__s64)(task->se.sum_exec_runtime - s->looked_cpu_ns);
     if (task->on_cpu) {
-        *busy = owed < (__s64)t->period_ns;
+        *busy = 1;
         return 0;
     }
     return owed >= (__s64)t->period_ns;

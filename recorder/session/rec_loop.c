@@ -452,8 +452,8 @@ int rec_loop_run(session *s, zs_error *err)
      * pay the same time in fewer, heavier samples: the off-CPU shares then
      * vary more than the samples' count says (tried at 20 a second: the
      * doubles' idle share 3.4 points off their truth at 1000 Hz). Only the
-     * looks at a thread found on its CPU with little time away to pay thin
-     * out (rec_bpf_next_stride: a look's busy is every thread's). */
+     * looks at a thread found on its CPU thin out (rec_bpf_next_stride: a
+     * look's busy is every thread's). */
     int offcpu_due = s->o->bpf && rec_bpf_sampler_due_hz(s);
     if (s->o->bpf && !offcpu_due) {
         double fill = s->o->rate_hz / (REC_PENDING_SAMPLES / 4);
