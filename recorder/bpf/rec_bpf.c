@@ -32,10 +32,10 @@ enum {
     MAX_TARGETS = 128,           /* threads sampled at once (the maps' size) */
     RING_BYTES = 4 << 20,        /* at least: a second of 1 kHz ticks of 32 deep 8.1+ stacks, 4 times over */
     MAX_RING_BYTES = 64 << 20,
-    /* What a CPU busy with a target's thread sends a second and a tick a
-     * second, at most, with stack copies of 8 KiB: a quarter of it is what
-     * arrives while the recorder is busy elsewhere (its wait for the
-     * unwinder's answers, a poll's budget) after the fill woke it. */
+    /* Ring a CPU and hertz: a CPU busy with a target sends a record a
+     * tick, its stack copy up to about 8 KiB; a quarter of a second of
+     * them may come while the recorder, woken by the fill, is busy
+     * elsewhere (its wait for the unwinder's answers, a poll's budget). */
     RING_BYTES_PER_CPU_HZ = 2 << 10,
     SMALL_RING_BYTES = 512 << 10, /* for the tests: filled between two polls */
     MAX_OFFSET = 4096,           /* of a member the kernel side reads */

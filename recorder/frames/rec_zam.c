@@ -76,49 +76,80 @@ static int read_u64(rec_zam *z, uint64_t addr, uint64_t *out)
     return 0;
 }
 
+/* A first look at a Func reads a few small fields of a few objects, each
+ * read a system call of its own: the fields of one object are read
+ * together where they lie within this many bytes (in every layout). */
+enum { SPAN_MAX = 128, SLOTS_AT_ONCE = 16 };
+
+/* Field i of the object at addr: size[i] bytes (at most 8, little-endian)
+ * at offset at[i], into out[i]. */
+static int read_fields(rec_zam *z, uint64_t addr, const int64_t *at, const int *size, size_t n,
+                       uint64_t *out)
+{
+    int64_t lo = at[0], hi = at[0] + size[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = at[i] < lo ? at[i] : lo;
+        hi = at[i] + size[i] > hi ? at[i] + size[i] : hi;
+    }
+    uint8_t span[SPAN_MAX];
+    int together = hi - lo <= SPAN_MAX;
+    if (together && zs_mem_read(&z->live, addr + (uint64_t)lo, span, (size_t)(hi - lo)))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b[8] = {0};
+        if (together)
+            memcpy(b, span + (at[i] - lo), (size_t)size[i]);
+        else if (zs_mem_read(&z->live, addr + (uint64_t)at[i], b, (size_t)size[i]))
+            return -1;
+        out[i] = zs_load_u64(b);
+    }
+    return 0;
+}
+
 /* The body's instruction array when stmts is a ZBody; 0 when it is not. */
 static int zam_body_of(rec_zam *z, uint64_t stmts, zam_body *out)
 {
     const zs_layout *l = z->l;
-    uint64_t vtable, insts;
-    uint32_t end_pc;
+    uint64_t vtable, v[2];
+    const int64_t at[2] = {l->zam.body_insts, l->zam.body_end_pc};
+    const int size[2] = {8, 4};
     if (!stmts || read_u64(z, stmts, &vtable) || vtable != z->body_vtable ||
-        read_u64(z, stmts + (uint64_t)l->zam.body_insts, &insts) ||
-        zs_mem_read(&z->live, stmts + (uint64_t)l->zam.body_end_pc, &end_pc, sizeof end_pc) ||
-        !insts || !end_pc)
+        read_fields(z, stmts, at, size, 2, v) || !v[0] || !v[1])
         return 0;
-    *out = (zam_body){insts, insts + (uint64_t)end_pc * (uint64_t)l->zam.inst_size};
-    return out->end > insts;
+    *out = (zam_body){v[0], v[0] + v[1] * (uint64_t)l->zam.inst_size};
+    return out->end > v[0];
 }
 
 static void inspect(rec_zam *z, func_entry *e)
 {
     const zs_layout *l = z->l;
-    uint8_t kind[8] = {0};
-    uint64_t begin, end;
     e->kind = F_OTHER;
-    if (zs_mem_read(&z->live, e->func + (uint64_t)l->func_kind, kind, (size_t)l->func_kind_size))
+    const int64_t at[3] = {l->func_kind, (int64_t)l->func_bodies + l->vector_begin,
+                           (int64_t)l->func_bodies + l->vector_end};
+    const int size[3] = {l->func_kind_size, 8, 8};
+    uint64_t v[3];
+    if (read_fields(z, e->func, at, size, 3, v))
         return;
-    uint64_t k = 0;
-    memcpy(&k, kind, (size_t)l->func_kind_size); /* little-endian */
-    if (k == (uint64_t)l->func_kind_builtin) {
+    if (v[0] == (uint64_t)l->func_kind_builtin) {
         e->kind = F_BUILTIN;
         return;
     }
-    uint64_t bodies = e->func + (uint64_t)l->func_bodies;
+    uint64_t begin = v[1], end = v[2], stride = (uint64_t)l->body_size;
     /* A Func has a few bodies (one per handler of an event); a vector of
      * more is no Func's (a stale pointer, a process gone): not walked. */
-    if (!l->body_size || read_u64(z, bodies + (uint64_t)l->vector_begin, &begin) ||
-        read_u64(z, bodies + (uint64_t)l->vector_end, &end) || end < begin ||
-        (end - begin) / (uint64_t)l->body_size > MAX_BODY_SLOTS)
+    if (!stride || end < begin || (end - begin) / stride > MAX_BODY_SLOTS)
         return;
-    for (uint64_t at = begin; at + (uint64_t)l->body_size <= end && e->nbodies < MAX_BODIES;
-         at += (uint64_t)l->body_size) {
-        uint64_t stmts;
-        if (read_u64(z, at + (uint64_t)l->body_stmts, &stmts))
+    uint8_t slots[SLOTS_AT_ONCE * 256]; /* body_size is at most 256 (zs_layout.c) */
+    for (uint64_t at_slot = begin; at_slot + stride <= end && e->nbodies < MAX_BODIES;) {
+        uint64_t count = (end - at_slot) / stride;
+        count = count < SLOTS_AT_ONCE ? count : SLOTS_AT_ONCE;
+        if (zs_mem_read(&z->live, at_slot, slots, (size_t)(count * stride)))
             return; /* unreadable: the rest would be too */
-        if (zam_body_of(z, stmts, &e->bodies[e->nbodies]))
-            e->nbodies++;
+        for (uint64_t k = 0; k < count && e->nbodies < MAX_BODIES; k++)
+            if (zam_body_of(z, zs_load_u64(slots + k * stride + (uint64_t)l->body_stmts),
+                            &e->bodies[e->nbodies]))
+                e->nbodies++;
+        at_slot += count * stride;
     }
     if (e->nbodies)
         e->kind = F_ZAM;

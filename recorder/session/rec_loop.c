@@ -321,18 +321,22 @@ static int cut_tick(session *s, uint64_t now, int last, zs_error *err)
     return rec_output_tick(s->out, now, !last, switch_now, err);
 }
 
+/* The shorter of a and b, 0 being no bound. */
+static uint64_t shorter(uint64_t a, uint64_t b) { return a && (!b || a < b) ? a : b; }
+
 /* How often the cut comes (rec_session_priv.h: CUT_SAMPLES): once a
  * second but where the BPF sampler's records are polled with it, at a rate
  * below CUT_SAMPLES, and no live view redraws every second; never less
- * often than --stats prints. */
+ * often than --stats prints or --rotate starts a part. */
 static uint64_t cut_every(const session *s, int offcpu_due, uint64_t period_ns)
 {
-    uint64_t every = 1000000000ULL, stats = (uint64_t)(s->o->stats_interval_s * 1e9);
-    if (!offcpu_due || s->top || period_ns * CUT_SAMPLES <= every)
-        return every;
-    uint64_t longest = stats && stats < CUT_MAX_NS ? stats : CUT_MAX_NS;
-    every = period_ns * CUT_SAMPLES < longest ? period_ns * CUT_SAMPLES : longest;
-    return every > 1000000000ULL ? every : 1000000000ULL;
+    uint64_t second = 1000000000ULL;
+    if (!offcpu_due || s->top || period_ns * CUT_SAMPLES <= second)
+        return second;
+    uint64_t every = shorter(period_ns * CUT_SAMPLES, CUT_MAX_NS);
+    every = shorter(every, (uint64_t)(s->o->stats_interval_s * 1e9));
+    every = shorter(every, (uint64_t)(s->o->rotate_seconds * 1e9));
+    return every > second ? every : second;
 }
 
 /* The cut is due: on time, or riding on this wake-up (cut_ride_ns). */
