@@ -551,15 +551,13 @@ int rec_loop_run(session *s, zs_error *err)
             break;
         if (!s->o->bpf)
             tick(s, now);
-        if (offcpu_due) {
+        if (offcpu_due)
             stride = rec_bpf_next_stride(stride, rec_bpf_sampler_due(s), clock.period_ns);
-            /* Many targets' records may fill the kernel's ring before the
-             * poll, and no wait here hears it ask (watch_once's does): they
-             * are taken at each look (no system call when there are none),
-             * and written at the poll. */
-            if (rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0)
-                return -1;
-        } else if (s->o->bpf && rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0) /* the kernel took the samples */
+        /* The kernel's records, at each turn (no system call when there are
+         * none). When due they are written at the poll only, but taken here:
+         * many targets' records may fill the ring before it, and no wait here
+         * hears the ring ask (watch_once's does). */
+        if (s->o->bpf && rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0)
             return -1;
         uint64_t late = rec_clock_advance(&clock, rec_now_ns());
         for (unsigned k = 1; k < stride; k++) /* looks thinned out: ticks passed over */
