@@ -48,6 +48,7 @@ typedef struct target {
     int perf_fd;           /* the link closes it */
     struct bpf_link *link;
     struct bpf_link *due;  /* off-CPU samples when due: zs_due on this thread alone */
+    int owing;             /* rec_bpf_settle: the last look found it on its CPU, owing */
 } target;
 
 struct rec_bpf {
@@ -710,13 +711,36 @@ const char *rec_bpf_watch_refused(const rec_bpf *b) { return b->watch_refused; }
 
 int rec_bpf_notice_fd(const rec_bpf *b) { return b->watch ? bpf_map__fd(b->skel->maps.zs_ring) : -1; }
 
-/* zs_due_run on thread tid: its verdict (REC_BPF_DUE_BUSY or 0), -1 when
+/* zs_due_run on thread tid: its verdict (REC_BPF_DUE_* bits), -1 when
  * it could not run. */
 static int run_due(rec_bpf *b, pid_t tid)
 {
     struct rec_bpf_due_args args = {(uint32_t)tid, 0};
     LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
     return bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.zs_due_run), &opts) ? -1 : (int)opts.retval;
+}
+
+/* A look at t by BPF_PROG_RUN or by its iterator: the verdict, 0 where it
+ * has no iterator, -1 when it could not be looked at. */
+static int look(rec_bpf *b, const target *t)
+{
+    if (b->due_run)
+        return run_due(b, t->tid);
+    if (!t->due)
+        return 0;
+    /* Reading the iterator runs zs_due on the thread; it prints its
+     * verdict (a byte when not 0). */
+    int fd = bpf_iter_create(bpf_link__fd(t->due));
+    if (fd < 0)
+        return -1;
+    char buf[64];
+    ssize_t got, printed = 0;
+    while ((got = read(fd, buf, sizeof buf)) > 0)
+        printed += got;
+    close(fd);
+    if (got < 0)
+        return -1;
+    return printed == 1 ? (unsigned char)buf[0] : 0;
 }
 
 int rec_bpf_due_thread(rec_bpf *b, pid_t tid)
@@ -728,32 +752,28 @@ int rec_bpf_due(rec_bpf *b, int *busy)
 {
     int failed = 0;
     *busy = b->ntargets > 0;
-    if (b->due_run) {
-        for (size_t i = 0; i < b->ntargets; i++) {
-            int verdict = run_due(b, b->targets[i].tid);
-            failed += verdict < 0;
-            *busy &= verdict == REC_BPF_DUE_BUSY;
-        }
-        return failed;
-    }
     for (size_t i = 0; i < b->ntargets; i++) {
-        if (!b->targets[i].due) {
-            *busy = 0;
-            continue;
-        }
-        /* Reading the iterator runs zs_due on the thread; it prints its
-         * verdict (a byte when busy). */
-        int fd = bpf_iter_create(bpf_link__fd(b->targets[i].due));
-        char buf[64];
-        ssize_t got = 0, printed = 0;
-        while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0)
-            printed += got;
-        failed += fd < 0 || got < 0;
-        *busy &= fd >= 0 && got == 0 && printed == 1 && buf[0] == REC_BPF_DUE_BUSY;
-        if (fd >= 0)
-            close(fd);
+        int verdict = look(b, &b->targets[i]);
+        failed += verdict < 0;
+        *busy &= verdict > 0 && (verdict & REC_BPF_DUE_BUSY);
     }
     return failed;
+}
+
+int rec_bpf_settle(rec_bpf *b, int first)
+{
+    if (b->offcpu != REC_BPF_OFFCPU_DUE)
+        return 0;
+    int owing = 0;
+    for (size_t i = 0; i < b->ntargets; i++) {
+        target *t = &b->targets[i];
+        if (!first && !t->owing)
+            continue;
+        int verdict = look(b, t);
+        t->owing = verdict > 0 && (verdict & REC_BPF_DUE_OWING);
+        owing += t->owing;
+    }
+    return owing;
 }
 
 int rec_bpf_remove_target(rec_bpf *b, pid_t tid)

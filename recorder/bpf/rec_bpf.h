@@ -86,6 +86,11 @@ int rec_bpf_due(rec_bpf *b, int *busy);
 /* The same for thread tid alone (by BPF_PROG_RUN: the looks a notice asks
  * for). -1 when it could not be looked at. */
 int rec_bpf_due_thread(rec_bpf *b, pid_t tid);
+/* REC_BPF_OFFCPU_DUE, at the end of a recording: a look at each thread
+ * (first), or at each the last call found on its CPU owing a period or
+ * more of time away. Returns how many still owe (0 in the other modes):
+ * the caller looks again a moment later, while it may wait. */
+int rec_bpf_settle(rec_bpf *b, int first);
 
 /* Stops sampling tid (its perf event closed, its map entries gone).
  * Returns -1 when it was not sampled. */

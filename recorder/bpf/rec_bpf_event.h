@@ -30,9 +30,12 @@
 #define REC_BPF_MODEL_FRAME_STACK 1
 #define REC_BPF_MODEL_CALLINFO_FRAME 2
 
-/* A look's verdict (zs_due_run's return value, the byte zs_due prints):
- * the thread was on its CPU. */
+/* A look's verdict (zs_due_run's return value, the byte zs_due prints),
+ * bits: the thread was on its CPU; and owed a period or more of time away
+ * all the same (the look at the end of a recording tries again:
+ * rec_bpf_settle). */
 #define REC_BPF_DUE_BUSY 1
+#define REC_BPF_DUE_OWING 2
 /* Looks at a thread found on its CPU (REC_BPF_DUE_BUSY) thin out: each
  * such look doubles the periods to the next, up to this many and no
  * further apart than this; one that finds it away goes back to every

@@ -622,7 +622,9 @@ static __always_inline int preempted_by_us(struct task_struct *task, __u32 cpu)
 }
 
 /* A look at task: its off-CPU sample when one is due. Returns
- * REC_BPF_DUE_BUSY when it was on its CPU, else 0. */
+ * REC_BPF_DUE_BUSY when it was on its CPU, REC_BPF_DUE_OWING when it owes
+ * a period or more of time away all the same (also when it ran while its
+ * stack was read), else 0. */
 static __always_inline int due_look(struct task_struct *task)
 {
     rec_bpf_target *t;
@@ -649,7 +651,7 @@ static __always_inline int due_look(struct task_struct *task)
         __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_ON_CPU], 1);
         /* Time away still to pay is paid at the next look that finds it
          * away (rec_bpf_event.h: REC_BPF_LOOK_STRIDE_MAX). */
-        return REC_BPF_DUE_BUSY;
+        return REC_BPF_DUE_BUSY | (owed >= (__s64)t->period_ns ? REC_BPF_DUE_OWING : 0);
     }
     if (owed < (__s64)t->period_ns) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_OFFCPU_SHORT], 1);
@@ -659,7 +661,7 @@ static __always_inline int due_look(struct task_struct *task)
     take(task, t, &s->rec, task);
     if (task->on_cpu || task->nvcsw + task->nivcsw != switches) {
         __sync_fetch_and_add(&c->counters[REC_BPF_C_DUE_RAN], 1);
-        return 0;
+        return REC_BPF_DUE_OWING;
     }
     __u64 weight = (__u64)owed / t->period_ns;
     s->owed_ns = owed - (__s64)(weight * t->period_ns);
@@ -689,10 +691,10 @@ SEC("iter.s/task")
 int zs_due(struct bpf_iter__task *ctx)
 {
     struct task_struct *task = ctx->task;
-    /* The verdict, to the reader of the iterator: one byte. */
-    char busy = REC_BPF_DUE_BUSY;
-    if (task && due_look(task) == REC_BPF_DUE_BUSY)
-        bpf_seq_write(ctx->meta->seq, &busy, 1);
+    /* The verdict, to the reader of the iterator: one byte, when not 0. */
+    char verdict = task ? (char)due_look(task) : 0;
+    if (verdict)
+        bpf_seq_write(ctx->meta->seq, &verdict, 1);
     return 0;
 }
 

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/rec_clock.h"
 #include "session/rec_session_priv.h"
 
 #ifdef ZS_HAVE_BPF
@@ -17,6 +19,11 @@
 #define BPF_LEGACY_ENV "ZEEK_SPY_BPF_LEGACY"
 #define BPF_OFFCPU_ENV "ZEEK_SPY_BPF_OFFCPU"
 #define BPF_SMALL_RING_ENV "ZEEK_SPY_BPF_SMALL_RING"
+/* The looks at the end (rec_bpf_sampler_settle): a millisecond apart, a
+ * tenth of a second at most (a busy zeek's waits, tens of microseconds
+ * and a few percent of its time, are then found most of the time). */
+#define SETTLE_NS 100000000ULL
+#define SETTLE_GAP_NS 1000000L
 
 int rec_sampler_choose(rec_options *o, char *note, size_t note_len, zs_error *err)
 {
@@ -101,6 +108,13 @@ void rec_bpf_sampler_look(session *s, slot *sl)
 }
 
 int rec_bpf_sampler_notice_fd(const session *s) { return rec_bpf_notice_fd(s->o->bpf); }
+
+void rec_bpf_sampler_settle(session *s)
+{
+    uint64_t until = rec_now_ns() + SETTLE_NS;
+    for (int first = 1; rec_bpf_settle(s->o->bpf, first) > 0 && rec_now_ns() < until; first = 0)
+        nanosleep(&(struct timespec){0, SETTLE_GAP_NS}, NULL);
+}
 
 int rec_bpf_sampler_due(session *s)
 {
@@ -226,6 +240,8 @@ void rec_bpf_sampler_look(session *s, slot *sl)
     (void)s;
     (void)sl;
 }
+
+void rec_bpf_sampler_settle(session *s) { (void)s; }
 
 int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len)
 {

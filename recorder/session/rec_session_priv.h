@@ -288,6 +288,13 @@ int rec_bpf_sampler_watched(const struct session *s);
 int rec_bpf_sampler_notice_fd(const struct session *s);
 /* The look at sl's thread that its notice asked for. */
 void rec_bpf_sampler_look(struct session *s, slot *sl);
+/* At the end, off-CPU samples when due: the time away a thread still owes
+ * (a period or more, which the looks found it on its CPU owing) paid where
+ * it waits, by looks a moment apart until one finds it away, for at most
+ * a moment. Short waits (a busy zeek's, a double's) end before the looks
+ * their timers ask for: a short recording would otherwise lose up to a
+ * few periods of its wall-clock time. */
+void rec_bpf_sampler_settle(struct session *s);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read; else for the summary line 1 when reads
  * failed or records were lost (worth saying without -v), 0 when not. */

@@ -405,7 +405,11 @@ def test_low_rate(env):
     a recording's samples are all written at its end with their native
     frames, though they waited for the cut before their unwinds were asked
     for; a recorder SIGKILLed after the first cut leaves what came before
-    it."""
+    it. And the wall clock's every tick is a sample, on its CPU or away:
+    the double's waits (a fifth of its time, 0.85 ms each) mostly end
+    before the looks their timers ask for, and the time away they leave
+    owing is paid at the end (rec_bpf_sampler_settle; without it, 44-54
+    of 56)."""
     target = e2e.start_target(env, 11)
     whole, killed = env.path("low.zspy"), env.path("low-killed.zspy")
     victim = subprocess.Popen([env.record, "--sampler", "bpf", "-r", str(LOW_RATE_HZ), "-p",
@@ -424,8 +428,10 @@ def test_low_rate(env):
     records = int(m.group(1)) + int(m.group(2)) if m else 0
     print("  %d Hz for 7 s: %d samples, %d records, %d unwound, %d failed, %d not matching"
           % (LOW_RATE_HZ, samples, records, unwound, failed, unmatched))
-    if samples < 0.85 * 7 * LOW_RATE_HZ:
-        fail("%d samples in 7 s at %d Hz" % (samples, LOW_RATE_HZ))
+    # Less the edges: the clocks set at the first look, less than a period
+    # left owing at the end.
+    if samples < 7 * LOW_RATE_HZ - 3:
+        fail("%d samples in 7 s at %d Hz: the wall clock's ticks not all paid" % (samples, LOW_RATE_HZ))
     if "no more native frames" in r.stderr or failed or unwound < records:
         fail("native frames lost at a low rate:\n%s" % r.stderr)
     k = e2e.run([env.convert, "--no-cache", "-q", "-f", "folded", "-o", "-", killed])
