@@ -7,6 +7,7 @@
 #
 # Prints a table (suite, kernel, sampler chosen, result, seconds) and last
 # "kernels: N passed, N failed"; exits 1 if any kernel failed.
+# run-matrix.sh --fetch-only: only the default suites' kernels, into the cache.
 #
 # Environment: ZS_KERNEL_CACHE (downloads, default /var/cache/zeek-spy-kernels),
 # ZS_MATRIX_OUT (console logs and recordings, default BUILD_DIR/kernel-matrix),
@@ -14,10 +15,17 @@
 # ZS_MATRIX_TIMEOUT (seconds a guest may take, boot to power-off).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:?usage: run-matrix.sh BUILD_DIR [SUITE...]}" && pwd)
+default_suites=(bullseye bookworm trixie)
+# --fetch-only: the kernels downloaded into the cache, nothing run (CI does
+# it while other steps run).
+if [ "${1:-}" = --fetch-only ]; then
+  for suite in "${default_suites[@]}"; do bash "$here/fetch-kernel.sh" "$suite"; done
+  exit
+fi
+build=$(cd "${1:?usage: run-matrix.sh BUILD_DIR [SUITE...] | --fetch-only}" && pwd)
 shift
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(bullseye bookworm trixie)
+[ ${#suites[@]} -gt 0 ] || suites=("${default_suites[@]}")
 out=${ZS_MATRIX_OUT:-$build/kernel-matrix}
 rate=${ZS_MATRIX_RATE:-250}
 secs=${ZS_MATRIX_SECS:-8}
