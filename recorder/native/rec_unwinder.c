@@ -110,8 +110,8 @@ typedef struct unwinder {
     file_table pending; /* received since the last module list */
     char *maps;
     size_t maps_len, maps_cap;
-    /* One sample's copy (its registers in copy.regs), and its frames. */
-    uint8_t stack[UW_MAX_STACK];
+    /* One sample's frames (its registers in copy.regs, its stack read
+     * where its message was received). */
     uint64_t pcs[UW_MAX_FRAMES];
     uint64_t sps[UW_MAX_FRAMES];
     rec_dwfl_copy copy; /* the copy and its frames, as libdwfl's callbacks see them */
@@ -681,7 +681,9 @@ static void handle(unwinder *u, const rec_unwind_head *h, const uint8_t *p, size
         if (len < sizeof u->copy.regs || h->arg > UW_MAX_STACK || len - sizeof u->copy.regs < h->arg)
             _exit(5);
         memcpy(&u->copy.regs, p, sizeof u->copy.regs);
-        memcpy(u->stack, p + sizeof u->copy.regs, h->arg);
+        /* Read in place (a copy of a few KiB a sample saved): the message
+         * stays until the next is received, after this unwind. */
+        u->copy.stack = p + sizeof u->copy.regs;
         u->copy.len = h->arg;
         unwind(u);
         return;
@@ -756,9 +758,9 @@ void rec_unwinder_main(int sock, unsigned batch_ms)
     if (rec_sandbox_enter(&lim, keep, 1) != 0)
         _exit(2);
     const char *crash = getenv(TEST_CRASH_ENV);
-    static unwinder u; /* 20 KiB: not on the stack */
+    static unwinder u; /* not on the stack: its frames alone are 4 KiB */
     u.sock = sock;
-    u.copy = (rec_dwfl_copy){.stack = u.stack, .pcs = u.pcs, .sps = u.sps, .max = UW_MAX_FRAMES};
+    u.copy = (rec_dwfl_copy){.pcs = u.pcs, .sps = u.sps, .max = UW_MAX_FRAMES};
     static incoming in;
     if (!(in.buf = malloc((size_t)IN_MAX * UW_MAX_MSG)))
         _exit(4);
