@@ -109,11 +109,17 @@ void rec_bpf_sampler_look(session *s, slot *sl)
 
 int rec_bpf_sampler_notice_fd(const session *s) { return rec_bpf_notice_fd(s->o->bpf); }
 
-void rec_bpf_sampler_settle(session *s)
+int rec_bpf_sampler_settle(session *s, zs_error *err)
 {
     uint64_t until = rec_now_ns() + SETTLE_NS;
-    for (int first = 1; rec_bpf_settle(s->o->bpf, first) > 0 && rec_now_ns() < until; first = 0)
+    for (int first = 1; rec_bpf_settle(s->o->bpf, first) > 0 && rec_now_ns() < until; first = 0) {
+        /* The ticks go on meanwhile: their records taken, or a ring sized
+         * for a poll's wake-up fills (1000 Hz, many targets). */
+        if (rec_bpf_feed_poll(s, BPF_POLL_BUDGET_NS, err) < 0)
+            return -1;
         nanosleep(&(struct timespec){0, SETTLE_GAP_NS}, NULL);
+    }
+    return 0;
 }
 
 int rec_bpf_sampler_due(session *s)
@@ -241,7 +247,12 @@ void rec_bpf_sampler_look(session *s, slot *sl)
     (void)sl;
 }
 
-void rec_bpf_sampler_settle(session *s) { (void)s; }
+int rec_bpf_sampler_settle(session *s, zs_error *err)
+{
+    (void)s;
+    (void)err;
+    return 0;
+}
 
 int rec_bpf_sampler_describe(const session *s, int detail, char *buf, size_t len)
 {

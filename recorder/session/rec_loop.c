@@ -570,8 +570,8 @@ int rec_loop_run(session *s, zs_error *err)
         }
     }
     rec_waiter_close(&waiter);
-    if (offcpu_due)
-        rec_bpf_sampler_settle(s);
+    if (offcpu_due && rec_bpf_sampler_settle(s, err) < 0)
+        return -1;
     /* Stops still out are collected by the release; their samples are not
      * kept. The BPF sampler's last records are. */
     if (s->o->bpf && rec_bpf_feed_poll(s, RELEASE_NS, err) < 0)

@@ -293,8 +293,9 @@ void rec_bpf_sampler_look(struct session *s, slot *sl);
  * it waits, by looks a moment apart until one finds it away, for at most
  * a moment. Short waits (a busy zeek's, a double's) end before the looks
  * their timers ask for: a short recording would otherwise lose up to a
- * few periods of its wall-clock time. */
-void rec_bpf_sampler_settle(struct session *s);
+ * few periods of its wall-clock time. The ticks' records meanwhile are
+ * taken. -1 when the ring cannot be read. */
+int rec_bpf_sampler_settle(struct session *s, zs_error *err);
 /* The end report's line about the BPF sampler (detail: the -v line). -1
  * when its counters cannot be read; else for the summary line 1 when reads
  * failed or records were lost (worth saying without -v), 0 when not. */
