@@ -139,10 +139,13 @@ static void inspect(rec_zam *z, func_entry *e)
      * more is no Func's (a stale pointer, a process gone): not walked. */
     if (!stride || end < begin || (end - begin) / stride > MAX_BODY_SLOTS)
         return;
-    uint8_t slots[SLOTS_AT_ONCE * 256]; /* body_size is at most 256 (zs_layout.c) */
-    for (uint64_t at_slot = begin; at_slot + stride <= end && e->nbodies < MAX_BODIES;) {
+    /* As many slots a read as fit (zs_layout_check bounds body_size to 256;
+     * a layout built otherwise reads fewer, never past the buffer). */
+    uint8_t slots[SLOTS_AT_ONCE * 256];
+    uint64_t at_once = sizeof slots / stride;
+    for (uint64_t at_slot = begin; at_slot + stride <= end && e->nbodies < MAX_BODIES && at_once;) {
         uint64_t count = (end - at_slot) / stride;
-        count = count < SLOTS_AT_ONCE ? count : SLOTS_AT_ONCE;
+        count = count < at_once ? count : at_once;
         if (zs_mem_read(&z->live, at_slot, slots, (size_t)(count * stride)))
             return; /* unreadable: the rest would be too */
         for (uint64_t k = 0; k < count && e->nbodies < MAX_BODIES; k++)
